@@ -1,0 +1,239 @@
+"""Strict loading of ``schema/sources.yaml``: unknown keys and bad values are errors naming file and key."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+from .fsutil import canonical_json, sha256_tag
+
+SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+PAGINATION_STYLES = ("next_field", "link_header", "page", "offset", "cursor")
+
+
+def load_yaml(path: Path) -> Any:
+    """``yaml.safe_load`` with errors that name the file; tags such as ``!!python`` are refused."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            f"{path}: file not found; run 'wikic init' or pass --root to the KB folder"
+        ) from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML ({exc}); plain YAML only, no tags") from exc
+
+
+class Fields:
+    """Pops typed keys from a mapping and rejects whatever is left over."""
+
+    def __init__(self, data: Any, where: str):
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
+        self.data = dict(data)
+        self.where = where
+
+    def get(
+        self, key: str, types: type | tuple[type, ...], default: Any = None, required: bool = False
+    ) -> Any:
+        if key not in self.data:
+            if required:
+                raise ConfigError(f"{self.where}: missing required key '{key}'")
+            return default
+        value = self.data.pop(key)
+        if isinstance(types, type):
+            types = (types,)
+        if float in types and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            names = " or ".join(t.__name__ for t in types)
+            raise ConfigError(f"{self.where}.{key}: expected {names}, got {value!r}")
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...], default: str | None = None) -> str:
+        value = self.get(key, str, default, required=default is None)
+        if value not in choices:
+            raise ConfigError(f"{self.where}.{key}: {value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def positive(self, key: str, default: int | float) -> Any:
+        value = self.get(key, (int, float) if isinstance(default, float) else int, default)
+        if value <= 0:
+            raise ConfigError(f"{self.where}.{key}: must be > 0, got {value!r}")
+        return value
+
+    def done(self) -> None:
+        if self.data:
+            keys = ", ".join(sorted(map(str, self.data)))
+            raise ConfigError(f"{self.where}: unknown key(s): {keys}; check the spelling against the docs")
+
+
+@dataclass(frozen=True)
+class Pagination:
+    style: str = "none"
+    field: str = "next"  # next_field: dotted path to next URL; cursor: dotted path to next cursor
+    param: str = ""  # page/offset/cursor: query parameter carrying the position
+    size_param: str = ""  # page/offset: query parameter carrying the page size
+    size: int = 100
+    start: int = 1  # page: first page number (offset always starts at 0)
+
+
+@dataclass(frozen=True)
+class Cleanup:
+    pattern: re.Pattern
+    replace: str
+
+
+# Built-in clean-ups, selectable by name in ``cleanups:``.
+NAMED_CLEANUPS: dict[str, list[tuple[str, str]]] = {
+    # {% include callout.html title="T" content="C" %} keeps its text; other tags vanish.
+    "liquid": [
+        (
+            r"\{%-?\s*include\s+[^%]*?(?:title=\"([^\"]*)\")?[^%]*?(?:content=\"([^\"]*)\")[^%]*?-?%\}",
+            r"**\1** \2",
+        ),
+        (r"\{%-?[\s\S]*?-?%\}", ""),
+        (r"\{\{-?\s*([^}]*?)\s*-?\}\}", r"\1"),
+    ],
+    "html_comments": [(r"<!--[\s\S]*?-->", "")],
+}
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    name: str
+    kind: str
+    url: str = ""
+    items: str = ""
+    id: str = "id"
+    pagination: Pagination = field(default_factory=Pagination)
+    headers: dict[str, str] = field(default_factory=dict)
+    title: str = "title"
+    body: str = ""
+    template: str = ""
+    url_field: str = ""
+    updated_field: str = "updated_at"
+    path: str = ""
+    glob: str = "**/*"
+    cleanups: tuple[Cleanup, ...] = ()
+    concurrency: int = 4
+    timeout: float = 30.0
+    retries: int = 4
+    max_bytes: int = 20_000_000
+    max_pages: int = 10_000
+
+
+@dataclass(frozen=True)
+class SourcesConfig:
+    path: Path
+    sources: dict[str, SourceConfig]
+    raw_hash: str  # hash of the file's parsed content, part of downstream fingerprints
+
+
+def _cleanups(value: Any, where: str) -> tuple[Cleanup, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected a list of clean-up names or {{pattern, replace}} mappings")
+    out: list[Cleanup] = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            if item not in NAMED_CLEANUPS:
+                raise ConfigError(
+                    f"{where}[{i}]: unknown clean-up {item!r}; known: {', '.join(NAMED_CLEANUPS)}"
+                )
+            out.extend(Cleanup(re.compile(p), r) for p, r in NAMED_CLEANUPS[item])
+            continue
+        f = Fields(item, f"{where}[{i}]")
+        pattern = f.get("pattern", str, required=True)
+        replace = f.get("replace", str, "")
+        f.done()
+        try:
+            out.append(Cleanup(re.compile(pattern), replace))
+        except re.error as exc:
+            raise ConfigError(f"{where}[{i}].pattern: invalid regular expression ({exc})") from exc
+    return tuple(out)
+
+
+def _pagination(value: Any, where: str) -> Pagination:
+    if value is None:
+        return Pagination()
+    f = Fields(value, where)
+    style = f.choice("style", PAGINATION_STYLES)
+    defaults = {
+        "next_field": dict(field="next"),
+        "link_header": {},
+        "page": dict(param="page"),
+        "offset": dict(param="offset", size_param="limit"),
+        "cursor": dict(param="cursor", field="next_cursor"),
+    }[style]
+    p = Pagination(
+        style=style,
+        field=f.get("field", str, defaults.get("field", "next")),
+        param=f.get("param", str, defaults.get("param", "")),
+        size_param=f.get("size_param", str, defaults.get("size_param", "")),
+        size=f.positive("size", 100),
+        start=f.get("start", int, 1),
+    )
+    f.done()
+    return p
+
+
+def _source(name: str, value: Any, where: str) -> SourceConfig:
+    if not SOURCE_NAME.match(str(name)):
+        raise ConfigError(f"{where}: source name {name!r} must be lower-case letters, digits, '-' or '_'")
+    f = Fields(value, where)
+    kind = f.choice("kind", ("http", "files"))
+    common = dict(
+        name=name,
+        kind=kind,
+        title=f.get("title", str, "title"),
+        body=f.get("body", str, ""),
+        template=f.get("template", str, ""),
+        updated_field=f.get("updated_at", str, "updated_at"),
+        cleanups=_cleanups(f.get("cleanups", list), f"{where}.cleanups"),
+    )
+    if kind == "http":
+        url = f.get("url", str, required=True)
+        if not re.match(r"^(https?|file):", url):
+            raise ConfigError(f"{where}.url: {url!r} must start with http://, https:// or file:")
+        headers = f.get("headers", dict, {})
+        for k, v in headers.items():
+            if not isinstance(v, str):
+                raise ConfigError(f"{where}.headers.{k}: header values must be strings")
+        cfg = SourceConfig(
+            **common,
+            url=url,
+            items=f.get("items", str, ""),
+            id=f.get("id", str, "id"),
+            pagination=_pagination(f.get("pagination", dict), f"{where}.pagination"),
+            headers=headers,
+            url_field=f.get("url_field", str, ""),
+            concurrency=f.positive("concurrency", 4),
+            timeout=f.positive("timeout", 30.0),
+            retries=f.get("retries", int, 4),
+            max_bytes=f.positive("max_bytes", 20_000_000),
+            max_pages=f.positive("max_pages", 10_000),
+        )
+    else:
+        cfg = SourceConfig(**common, path=f.get("path", str, required=True), glob=f.get("glob", str, "**/*"))
+    f.done()
+    return cfg
+
+
+def load_sources(root: Path) -> SourcesConfig:
+    path = root / "schema" / "sources.yaml"
+    data = load_yaml(path)
+    top = Fields(data, str(path))
+    sources = top.get("sources", dict, {})
+    top.done()
+    parsed = {str(n): _source(str(n), v, f"{path}: sources.{n}") for n, v in sources.items()}
+    return SourcesConfig(path=path, sources=parsed, raw_hash=sha256_tag(canonical_json(data)))

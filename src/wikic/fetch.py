@@ -1,0 +1,470 @@
+"""Fetch stage: pull every configured source into layer 0.
+
+HTTP sources page through an API (five pagination styles) with retries, conditional requests,
+a size cap and bounded concurrency; ``files`` sources read a local folder. Each record lands in
+``layer0.SourceStore``, which writes a new snapshot only for new or changed content.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
+
+import frontmatter
+import httpx
+
+from .config import SourceConfig, SourcesConfig
+from .errors import ConfigError, SourceError
+from .fsutil import kb_lock
+from .layer0 import SourceStore
+from .models import Record
+
+USER_AGENT = "wikic-fetch"
+RETRY_STATUS = {429, 500, 502, 503, 504, 529}
+MAX_REDIRECTS = 5
+Progress = Callable[[str, int, int | None], None]  # (source, records so far, total if known)
+
+
+@dataclass
+class FetchReport:
+    source: str
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    pages: int = 0
+    not_modified: int = 0
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def records(self) -> int:
+        return self.added + self.changed + self.unchanged
+
+
+@dataclass
+class Page:
+    url: str
+    items: list[Any]
+    next_url: str | None = None
+    not_modified_ids: list[str] | None = None  # set on HTTP 304: ids the page held last time
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def dotted(data: Any, path: str) -> Any:
+    """Follow ``a.b.c`` through nested mappings; None when any step is missing."""
+    if not path:
+        return data
+    for part in path.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_headers(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os.environ) -> dict[str, str]:
+    """Substitute ``${VAR}`` from the environment; a missing variable is a configuration error."""
+    out = {}
+    for name, value in cfg.headers.items():
+
+        def sub(m: re.Match, header: str = name) -> str:
+            var = m.group(1)
+            if var not in environ:
+                raise ConfigError(
+                    f"source '{cfg.name}': header '{header}' needs environment variable {var}; set it and rerun"
+                )
+            return environ[var]
+
+        out[name] = _ENV.sub(sub, value)
+    return out
+
+
+def with_query(url: str, **params: Any) -> str:
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    query.update({k: str(v) for k, v in params.items() if k})
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def resolve_file_url(url: str, root: Path) -> Path:
+    """``file:///abs/path`` or ``file:relative/path`` (relative to the KB root)."""
+    rest = url[len("file:") :]
+    if rest.startswith("//"):
+        rest = urlsplit(url).path
+    path = Path(unquote(rest.split("?", 1)[0]))
+    return path if path.is_absolute() else root / path
+
+
+class HttpGetter:
+    """GETs one URL with retries, a size cap, manual redirects and conditional headers."""
+
+    def __init__(
+        self,
+        cfg: SourceConfig,
+        client: httpx.Client,
+        root: Path,
+        headers: dict[str, str],
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.cfg = cfg
+        self.client = client
+        self.root = root
+        self.headers = headers
+        self.sleep = sleep
+        self.origin = urlsplit(cfg.url)[:2]
+
+    def get(self, url: str, validators: dict[str, str] | None = None) -> tuple[int, bytes, httpx.Headers]:
+        if url.startswith("file:"):
+            return self._file(url)
+        attempt = 0
+        while True:
+            try:
+                status, body, headers = self._once(url, validators)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                if attempt >= self.cfg.retries:
+                    raise SourceError(
+                        self.cfg.name,
+                        f"{type(exc).__name__}: {exc or 'no response'}; gave up after {attempt + 1} attempts",
+                        page=url,
+                    ) from None
+                self.sleep(self._backoff(attempt, None))
+                attempt += 1
+                continue
+            if status in RETRY_STATUS and attempt < self.cfg.retries:
+                self.sleep(self._backoff(attempt, headers.get("retry-after")))
+                attempt += 1
+                continue
+            if status >= 400:
+                raise SourceError(
+                    self.cfg.name,
+                    f"HTTP {status}" + (f" after {attempt + 1} attempts" if status in RETRY_STATUS else ""),
+                    page=url,
+                )
+            return status, body, headers
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after:
+            try:
+                return min(float(retry_after), 120.0)
+            except ValueError:
+                when = email.utils.parsedate_to_datetime(retry_after)
+                if when is not None:
+                    return max(0.0, min(120.0, when.timestamp() - time.time()))
+        return min(30.0, 0.25 * 2**attempt) * (0.5 + random.random())
+
+    def _once(self, url: str, validators: dict[str, str] | None) -> tuple[int, bytes, httpx.Headers]:
+        for _ in range(MAX_REDIRECTS + 1):
+            same_origin = urlsplit(url)[:2] == self.origin
+            headers = {"User-Agent": USER_AGENT, **(self.headers if same_origin else {})}
+            if validators:
+                if validators.get("etag"):
+                    headers["If-None-Match"] = validators["etag"]
+                if validators.get("last_modified"):
+                    headers["If-Modified-Since"] = validators["last_modified"]
+            with self.client.stream("GET", url, headers=headers, timeout=self.cfg.timeout) as resp:
+                if resp.is_redirect and "location" in resp.headers:
+                    url = urljoin(url, resp.headers["location"])
+                    continue
+                declared = resp.headers.get("content-length")
+                if declared and declared.isdigit() and int(declared) > self.cfg.max_bytes:
+                    raise SourceError(
+                        self.cfg.name,
+                        f"response of {declared} bytes exceeds max_bytes "
+                        f"({self.cfg.max_bytes}); raise max_bytes or page smaller",
+                        page=url,
+                    )
+                chunks, size = [], 0
+                for chunk in resp.iter_bytes():
+                    size += len(chunk)
+                    if size > self.cfg.max_bytes:
+                        raise SourceError(
+                            self.cfg.name,
+                            f"response exceeds max_bytes ({self.cfg.max_bytes}); "
+                            "raise max_bytes or page smaller",
+                            page=url,
+                        )
+                    chunks.append(chunk)
+                return resp.status_code, b"".join(chunks), resp.headers
+        raise SourceError(self.cfg.name, f"more than {MAX_REDIRECTS} redirects", page=url)
+
+    def _file(self, url: str) -> tuple[int, bytes, httpx.Headers]:
+        path = resolve_file_url(url, self.root)
+        try:
+            if path.stat().st_size > self.cfg.max_bytes:
+                raise SourceError(self.cfg.name, f"file exceeds max_bytes ({self.cfg.max_bytes})", page=url)
+            return 200, path.read_bytes(), httpx.Headers()
+        except OSError as exc:
+            raise SourceError(self.cfg.name, f"cannot read {path}: {exc.strerror}", page=url) from None
+
+
+def _items(cfg: SourceConfig, url: str, body: bytes) -> tuple[Any, list[Any]]:
+    try:
+        doc = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SourceError(
+            cfg.name, f"malformed JSON ({exc}); the response may be truncated", page=url
+        ) from None
+    items = dotted(doc, cfg.items)
+    if not isinstance(items, list):
+        where = f"at '{cfg.items}'" if cfg.items else "(the page itself)"
+        raise SourceError(
+            cfg.name, f"expected a list of records {where}; set 'items' to the list's path", page=url
+        )
+    return doc, items
+
+
+def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict]) -> Iterator[Page]:
+    """Yield pages in order, detecting loops; page/offset styles fetch a window concurrently."""
+    style = cfg.pagination.style
+    if style in ("page", "offset"):
+        yield from _iter_numbered(cfg, getter)
+        return
+    url: str | None = cfg.url
+    seen: set[str] = set()
+    pages = 0
+    while url:
+        if url in seen:
+            raise SourceError(cfg.name, "pagination loops back to a page already fetched", page=url)
+        seen.add(url)
+        pages += 1
+        if pages > cfg.max_pages:
+            raise SourceError(cfg.name, f"more than max_pages ({cfg.max_pages}) pages", page=url)
+        old = validators.get(url) or {}
+        status, body, headers = getter.get(url, old)
+        if status == 304 and old:
+            yield Page(url, [], old.get("next"), list(old.get("ids", [])))
+            url = old.get("next")
+            continue
+        doc, items = _items(cfg, url, body)
+        next_url = _next_url(cfg, url, doc, headers, items)
+        page = Page(url, items, next_url)
+        etag, modified = headers.get("etag"), headers.get("last-modified")
+        if etag or modified:
+            validators[url] = {"etag": etag, "last_modified": modified, "next": next_url}
+        else:
+            validators.pop(url, None)
+        yield page
+        url = next_url
+
+
+def _next_url(cfg: SourceConfig, url: str, doc: Any, headers: httpx.Headers, items: list) -> str | None:
+    p = cfg.pagination
+    if p.style == "next_field":
+        nxt = dotted(doc, p.field)
+        return urljoin(url, nxt) if isinstance(nxt, str) and nxt else None
+    if p.style == "link_header":
+        link = headers.get("link")
+        if not link:
+            return None
+        for part in link.split(","):
+            m = re.match(r"\s*<([^>]*)>\s*;(.*)", part)
+            if m and re.search(r'rel="?next"?', m.group(2)):
+                return urljoin(url, m.group(1))
+        return None
+    if p.style == "cursor":
+        cursor = dotted(doc, p.field)
+        if cursor in (None, "") or not items:
+            return None
+        return with_query(url, **{p.param: cursor})
+    return None
+
+
+def _iter_numbered(cfg: SourceConfig, getter: HttpGetter) -> Iterator[Page]:
+    p = cfg.pagination
+    window = max(1, cfg.concurrency)
+    start = p.start if p.style == "page" else 0
+    step = 1 if p.style == "page" else p.size
+
+    def url_for(i: int) -> str:
+        params = {p.param: start + i * step}
+        if p.size_param:
+            params[p.size_param] = p.size
+        return with_query(cfg.url, **params)
+
+    def fetch(i: int) -> Page:
+        url = url_for(i)
+        _, body, _ = getter.get(url)
+        return Page(url, _items(cfg, url, body)[1])
+
+    previous: list[Any] | None = None
+    i = 0
+    with ThreadPoolExecutor(max_workers=window) as pool:
+        while True:
+            if i >= cfg.max_pages:
+                raise SourceError(cfg.name, f"more than max_pages ({cfg.max_pages}) pages", page=url_for(i))
+            batch = list(pool.map(fetch, range(i, min(i + window, cfg.max_pages))))
+            for page in batch:
+                if not page.items:
+                    return
+                if previous is not None and page.items == previous:
+                    raise SourceError(
+                        cfg.name, "pagination returns the same records again (a loop)", page=page.url
+                    )
+                previous = page.items
+                yield page
+                if p.size_param and len(page.items) < p.size:
+                    return
+            i += len(batch)
+
+
+def fetch_http(
+    cfg: SourceConfig,
+    store: SourceStore,
+    client: httpx.Client,
+    root: Path,
+    report: FetchReport,
+    progress: Progress | None = None,
+    environ: dict[str, str] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> set[str] | None:
+    """Fetch one HTTP source. Returns the ids seen, or None if some record could not be read."""
+    getter = HttpGetter(
+        cfg, client, root, expand_headers(cfg, os.environ if environ is None else environ), sleep
+    )
+    fetched_at = now_iso()
+    seen: set[str] = set()
+    complete = True
+    for page in iter_pages(cfg, getter, store.pages):
+        report.pages += 1
+        if page.not_modified_ids is not None:
+            report.not_modified += 1
+            for rid in page.not_modified_ids:
+                seen.add(rid)
+                report.unchanged += 1
+            if progress:
+                progress(cfg.name, report.records, None)
+            continue
+        ids = []
+        for n, item in enumerate(page.items):
+            rid = dotted(item, cfg.id) if isinstance(item, dict) else None
+            if rid is None or isinstance(rid, (dict, list)) or str(rid).strip() == "":
+                report.errors.append(
+                    str(
+                        SourceError(
+                            cfg.name,
+                            f"record #{n + 1} has no usable '{cfg.id}' field; it was skipped",
+                            page=page.url,
+                        )
+                    )
+                )
+                complete = False
+                continue
+            rid = str(rid)
+            if rid in seen:
+                report.errors.append(
+                    str(
+                        SourceError(
+                            cfg.name, "duplicate id; the first occurrence was kept", page=page.url, record=rid
+                        )
+                    )
+                )
+                complete = False
+                continue
+            seen.add(rid)
+            ids.append(rid)
+            result = store.put(Record(cfg.name, rid, item, page.url), fetched_at)
+            setattr(report, result.status, getattr(report, result.status) + 1)
+        if page.url in store.pages:
+            store.pages[page.url]["ids"] = ids
+        if progress:
+            progress(cfg.name, report.records, None)
+    return seen if complete else None
+
+
+def read_file_record(path: Path) -> dict[str, Any]:
+    """A local file as a record: JSON objects as they are, Markdown as frontmatter plus ``body``."""
+    if path.suffix.lower() == ".json":
+        data = json.loads(path.read_text("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("a .json file must hold one JSON object")
+        return data
+    post = frontmatter.loads(path.read_text("utf-8"))
+    return {**{str(k): v for k, v in post.metadata.items()}, "body": post.content}
+
+
+def fetch_files(
+    cfg: SourceConfig, store: SourceStore, root: Path, report: FetchReport, progress: Progress | None = None
+) -> set[str] | None:
+    base = (root / cfg.path).resolve()
+    if not base.is_dir():
+        raise SourceError(cfg.name, f"folder {base} does not exist; fix 'path' in schema/sources.yaml")
+    files = sorted(p for p in base.glob(cfg.glob) if p.is_file() and p.suffix.lower() in (".md", ".json"))
+    fetched_at = now_iso()
+    seen: set[str] = set()
+    complete = True
+    for n, path in enumerate(files, 1):
+        rid = path.relative_to(base).as_posix()
+        try:
+            data = json.loads(json.dumps(read_file_record(path), default=str))  # dates → strings
+        except (ValueError, UnicodeDecodeError) as exc:
+            report.errors.append(str(SourceError(cfg.name, f"unreadable file ({exc}); skipped", record=rid)))
+            complete = False
+            continue
+        seen.add(rid)
+        result = store.put(Record(cfg.name, rid, data, path.as_uri()), fetched_at, nested=True)
+        setattr(report, result.status, getattr(report, result.status) + 1)
+        if progress and (n % 50 == 0 or n == len(files)):
+            progress(cfg.name, n, len(files))
+    return seen if complete else None
+
+
+def fetch(
+    root: Path,
+    config: SourcesConfig,
+    *,
+    only: str | None = None,
+    client: httpx.Client | None = None,
+    progress: Progress | None = None,
+    environ: dict[str, str] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[FetchReport]:
+    """Fetch every configured source (or ``only`` one). A failing source does not stop the others."""
+    if only is not None and only not in config.sources:
+        raise ConfigError(f"{config.path}: no source named '{only}'; known: {', '.join(config.sources)}")
+    names = [only] if only else list(config.sources)
+    own_client = client is None
+    if client is None:
+        limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
+        client = httpx.Client(follow_redirects=False, limits=limits)
+    reports = []
+    try:
+        with kb_lock(root):
+            for name in names:
+                cfg = config.sources[name]
+                report = FetchReport(name)
+                reports.append(report)
+                started = time.perf_counter()
+                store = SourceStore(root, name)
+                try:
+                    if cfg.kind == "http":
+                        seen = fetch_http(cfg, store, client, root, report, progress, environ, sleep)
+                    else:
+                        seen = fetch_files(cfg, store, root, report, progress)
+                    if seen is not None:
+                        report.removed = store.mark_removed(seen, now_iso())
+                except SourceError as exc:
+                    report.errors.append(str(exc))
+                finally:
+                    store.save()  # keep what was fetched before a failure
+                    report.seconds = time.perf_counter() - started
+    finally:
+        if own_client:
+            client.close()
+    return reports

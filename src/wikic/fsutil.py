@@ -1,0 +1,108 @@
+"""Filesystem primitives: atomic writes, canonical JSON, hashing and the KB lock."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import LockedError, SchemaVersionError
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, compact separators, UTF-8: the bytes that get hashed."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def sha256_tag(data: bytes) -> str:
+    """A hash tagged with its algorithm, e.g. ``sha256:ab12...``."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def text_hash(text: str) -> str:
+    return sha256_tag(text.encode("utf-8"))
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Write via a temp file in the same folder, then ``os.replace``: readers never see half a file."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_if_changed(path: Path, data: bytes | str) -> bool:
+    """Atomically write ``data`` unless the file already holds exactly it. Returns True if written."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    atomic_write(path, data)
+    return True
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Delete temp files left behind by a killed writer (``.name.XXXX.tmp``)."""
+    if not folder.exists():
+        return
+    for tmp in folder.rglob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def read_json_artifact(path: Path, schema_version: int) -> dict | None:
+    """Read a versioned JSON artifact; None if absent, error if its version is not ours."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    except json.JSONDecodeError as exc:
+        raise SchemaVersionError(f"{path}: not valid JSON ({exc}); delete it to rebuild") from exc
+    found = data.get("schema_version") if isinstance(data, dict) else None
+    if found != schema_version:
+        raise SchemaVersionError(
+            f"{path}: schema_version {found!r}, this wikic reads {schema_version}; "
+            "delete the file to rebuild it or use a matching wikic version"
+        )
+    return data
+
+
+def write_json_artifact(path: Path, data: dict, schema_version: int) -> bool:
+    body = {"schema_version": schema_version, **{k: v for k, v in data.items() if k != "schema_version"}}
+    text = json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    return write_if_changed(path, text)
+
+
+@contextlib.contextmanager
+def kb_lock(root: Path, name: str = "kb") -> Iterator[None]:
+    """Serialise concurrent runs on one KB with an advisory lock under ``.wikic/``."""
+    lock_dir = root / ".wikic"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / f"{name}.lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise LockedError(
+                f"another wikic run holds {lock_dir / (name + '.lock')}; wait for it to finish"
+            ) from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

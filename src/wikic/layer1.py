@@ -1,0 +1,55 @@
+"""Reading layer 1: Markdown files with YAML frontmatter, split into citable sections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import frontmatter
+import yaml
+
+from .errors import KBError
+from .fsutil import sha256_tag
+from .markdown import split_sections
+from .models import SourceDoc
+
+LAYER1 = "layer1_sources"
+
+
+def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
+    """Parse one layer-1 file. ``source`` and ``id`` default to its folder and file stem."""
+    rel = path.relative_to(root).as_posix()
+    if data is None:
+        data = path.read_bytes()
+    try:
+        post = frontmatter.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
+        raise KBError(
+            f"{rel}: cannot read frontmatter ({exc}); fix the YAML between the '---' lines"
+        ) from None
+    meta = {str(k): v for k, v in post.metadata.items()}
+    parts = Path(rel).parts
+    source = str(meta.get("source") or parts[1])
+    key = Path(*parts[2:]).with_suffix("").as_posix()
+    return SourceDoc(
+        source=source,
+        id=str(meta.get("id") or key),
+        key=key,
+        path=rel,
+        title=str(meta.get("title") or key),
+        meta=meta,
+        body=post.content,
+        sha256=sha256_tag(data),
+        sections=tuple(split_sections(post.content)),
+    )
+
+
+def layer1_files(root: Path) -> list[Path]:
+    folder = root / LAYER1
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
+
+
+def load_layer1(root: Path) -> list[SourceDoc]:
+    """Every layer-1 document, in path order."""
+    return [parse_doc(root, p) for p in layer1_files(root)]

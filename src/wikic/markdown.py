@@ -1,0 +1,179 @@
+"""Markdown helpers shared by every stage: GitHub heading anchors, sections and sentences."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_INLINE = re.compile(r"[*_`~]+")
+_HTML_TAG = re.compile(r"<[^>]+>")
+
+
+def plain_inline(text: str) -> str:
+    """Rendered text of inline Markdown: links become their text, emphasis and tags vanish."""
+    text = _LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    return _INLINE.sub("", text).strip()
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a heading (before de-duplication).
+
+    Lower-case the rendered text, drop everything but letters, digits, spaces, hyphens and
+    underscores, then turn each space into a hyphen. Unicode letters (e.g. CJK) are kept.
+    """
+    text = plain_inline(heading).lower()
+    out = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if ch in "-_" or cat[0] in ("L", "N") or cat == "Mn":
+            out.append(ch)
+        elif ch == " ":
+            out.append("-")
+    return "".join(out)
+
+
+class SlugCounter:
+    """De-duplicates anchors within one document the way GitHub does (``x``, ``x-1``, ``x-2``)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def __call__(self, heading: str) -> str:
+        base = github_slug(heading)
+        n = self._seen.get(base)
+        if n is None:
+            self._seen[base] = 0
+            return base
+        while True:
+            n += 1
+            candidate = f"{base}-{n}"
+            if candidate not in self._seen:
+                self._seen[base] = n
+                self._seen[candidate] = 0
+                return candidate
+
+
+@dataclass(frozen=True)
+class Section:
+    """One heading-level chunk of a Markdown document.
+
+    ``anchor`` is '' for text before the first heading; ``path`` is the chain of headings above it.
+    ``line`` is the 1-based line of the heading within the body.
+    """
+
+    anchor: str
+    heading: str
+    level: int
+    path: tuple[str, ...]
+    text: str
+    line: int
+
+
+def iter_headings(body: str):
+    """Yield (line_index, level, heading_text) for ATX headings outside code fences."""
+    in_fence = False
+    for i, line in enumerate(body.split("\n")):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        m = _HEADING.match(line)
+        if m:
+            yield i, len(m.group(1)), m.group(2)
+
+
+def split_sections(body: str) -> list[Section]:
+    """Split a Markdown body into heading-level sections with GitHub anchors."""
+    lines = body.split("\n")
+    slug = SlugCounter()
+    marks = [(i, level, text, slug(text)) for i, level, text in iter_headings(body)]
+    sections: list[Section] = []
+    first = marks[0][0] if marks else len(lines)
+    lead = "\n".join(lines[:first]).strip()
+    if lead:
+        sections.append(Section("", "", 0, (), lead, 1))
+    stack: list[tuple[int, str]] = []
+    for n, (i, level, text, anchor) in enumerate(marks):
+        end = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        heading = plain_inline(text)
+        stack.append((level, heading))
+        sections.append(
+            Section(
+                anchor,
+                heading,
+                level,
+                tuple(h for _, h in stack),
+                "\n".join(lines[i + 1 : end]).strip(),
+                i + 1,
+            )
+        )
+    return sections
+
+
+def anchors(body: str) -> set[str]:
+    """Every heading anchor in a Markdown body."""
+    slug = SlugCounter()
+    return {slug(text) for _, _, text in iter_headings(body)}
+
+
+_SENT_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9\u4e00-\u9fff\u3040-\u30ff])")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Dr|No|Fig|U\.S)\.|\b[A-Z]\.)$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences; conservative around abbreviations and decimals."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if not text:
+        return []
+    out: list[str] = []
+    start = 0
+    for m in _SENT_END.finditer(text):
+        candidate = text[start : m.start()].strip()
+        if _ABBREV.search(candidate):
+            continue
+        if candidate:
+            out.append(candidate)
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+_WORD = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*", re.UNICODE)
+_NUMBER_UNIT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|°\s?[CF]|[a-zA-Zµ]+(?:/[a-zA-Z]+)?))?")
+
+STOPWORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i if in into is it
+    its may more most my no not of on or our so such than that the their them then there these they this
+    to too up was we were what when where which while who why will with you your yours also any all each
+    about after before over under should would just only very much many some one""".split()
+)
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words(text) if w not in STOPWORDS and not w.isdigit() and len(w) > 1}
+
+
+def numbers_with_units(text: str) -> set[str]:
+    """Numbers (with their unit where one follows) as normalised strings, e.g. {'4.0 l', '15 %'}.
+
+    Only the number itself is required to match elsewhere; the unit is kept for contradiction checks.
+    """
+    found = set()
+    for m in _NUMBER_UNIT.finditer(text):
+        num = m.group(1).replace(",", ".")
+        found.add(num)
+    return found
