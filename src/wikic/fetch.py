@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import posixpath
 import random
 import re
 import time
@@ -59,6 +60,7 @@ class Page:
     items: list[Any]
     next_url: str | None = None
     not_modified_ids: list[str] | None = None  # set on HTTP 304: ids the page held last time
+    validators: dict[str, Any] | None = None  # ETag/Last-Modified to keep once the page is stored
 
 
 def now_iso() -> str:
@@ -101,6 +103,15 @@ def with_query(url: str, **params: Any) -> str:
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     query.update({k: str(v) for k, v in params.items() if k})
     return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def join_url(base: str, ref: str) -> str:
+    """``urljoin`` that also resolves relative references against ``file:relative/path`` URLs."""
+    if base.startswith("file:") and not base.startswith("file://") and not urlsplit(ref).scheme:
+        rest = base[len("file:") :].split("?", 1)[0]
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(rest), ref)) if ref else rest
+        return "file:" + joined
+    return urljoin(base, ref)
 
 
 def resolve_file_url(url: str, root: Path) -> Path:
@@ -160,13 +171,20 @@ class HttpGetter:
             return status, body, headers
 
     def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        """Seconds to wait: the server's Retry-After (seconds or HTTP date) if usable, else backoff."""
         if retry_after:
             try:
-                return min(float(retry_after), 120.0)
+                return max(0.0, min(float(retry_after), 120.0))
             except ValueError:
+                pass
+            try:
                 when = email.utils.parsedate_to_datetime(retry_after)
-                if when is not None:
-                    return max(0.0, min(120.0, when.timestamp() - time.time()))
+            except (TypeError, ValueError, IndexError):
+                when = None
+            if when is not None:
+                if when.tzinfo is None:
+                    when = when.replace(tzinfo=timezone.utc)
+                return max(0.0, min(120.0, when.timestamp() - time.time()))
         return min(30.0, 0.25 * 2**attempt) * (0.5 + random.random())
 
     def _once(self, url: str, validators: dict[str, str] | None) -> tuple[int, bytes, httpx.Headers]:
@@ -231,7 +249,12 @@ def _items(cfg: SourceConfig, url: str, body: bytes) -> tuple[Any, list[Any]]:
 
 
 def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict]) -> Iterator[Page]:
-    """Yield pages in order, detecting loops; page/offset styles fetch a window concurrently."""
+    """Yield pages in order, detecting loops; page/offset styles fetch a window concurrently.
+
+    ``validators`` (url → last ETag/Last-Modified/next/ids) is only read here. A fresh page carries
+    its new validators in ``Page.validators``; the caller stores them once the page's records are
+    safely stored, so a crash or a bad record never leaves a validator that would skip the page.
+    """
     style = cfg.pagination.style
     if style in ("page", "offset"):
         yield from _iter_numbered(cfg, getter)
@@ -254,13 +277,9 @@ def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict
             continue
         doc, items = _items(cfg, url, body)
         next_url = _next_url(cfg, url, doc, headers, items)
-        page = Page(url, items, next_url)
         etag, modified = headers.get("etag"), headers.get("last-modified")
-        if etag or modified:
-            validators[url] = {"etag": etag, "last_modified": modified, "next": next_url}
-        else:
-            validators.pop(url, None)
-        yield page
+        fresh = {"etag": etag, "last_modified": modified, "next": next_url} if etag or modified else None
+        yield Page(url, items, next_url, validators=fresh)
         url = next_url
 
 
@@ -268,7 +287,7 @@ def _next_url(cfg: SourceConfig, url: str, doc: Any, headers: httpx.Headers, ite
     p = cfg.pagination
     if p.style == "next_field":
         nxt = dotted(doc, p.field)
-        return urljoin(url, nxt) if isinstance(nxt, str) and nxt else None
+        return join_url(url, nxt) if isinstance(nxt, str) and nxt else None
     if p.style == "link_header":
         link = headers.get("link")
         if not link:
@@ -276,7 +295,7 @@ def _next_url(cfg: SourceConfig, url: str, doc: Any, headers: httpx.Headers, ite
         for part in link.split(","):
             m = re.match(r"\s*<([^>]*)>\s*;(.*)", part)
             if m and re.search(r'rel="?next"?', m.group(2)):
-                return urljoin(url, m.group(1))
+                return join_url(url, m.group(1))
         return None
     if p.style == "cursor":
         cursor = dotted(doc, p.field)
@@ -352,6 +371,7 @@ def fetch_http(
                 progress(cfg.name, report.records, None)
             continue
         ids = []
+        page_complete = True
         for n, item in enumerate(page.items):
             rid = dotted(item, cfg.id) if isinstance(item, dict) else None
             if rid is None or isinstance(rid, (dict, list)) or str(rid).strip() == "":
@@ -364,7 +384,7 @@ def fetch_http(
                         )
                     )
                 )
-                complete = False
+                complete = page_complete = False
                 continue
             rid = str(rid)
             if rid in seen:
@@ -375,14 +395,17 @@ def fetch_http(
                         )
                     )
                 )
-                complete = False
+                complete = page_complete = False
                 continue
             seen.add(rid)
             ids.append(rid)
             result = store.put(Record(cfg.name, rid, item, page.url), fetched_at)
             setattr(report, result.status, getattr(report, result.status) + 1)
-        if page.url in store.pages:
-            store.pages[page.url]["ids"] = ids
+        # Only a page whose every record is stored may be skipped by a 304 next time.
+        if page.validators and page_complete:
+            store.pages[page.url] = {**page.validators, "ids": ids}
+        else:
+            store.pages.pop(page.url, None)
         if progress:
             progress(cfg.name, report.records, None)
     return seen if complete else None

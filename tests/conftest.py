@@ -1,0 +1,81 @@
+"""Shared fixtures: a loopback paged API, a temp-tree KB builder, and a guard against real network use."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from apiserver import ApiServer  # noqa: E402
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if self.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in _LOOPBACK:
+        raise RuntimeError(f"tests must not touch the network: connect to {address!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture
+def api() -> Iterator[ApiServer]:
+    """A real HTTP server on 127.0.0.1 (ephemeral port) serving paged JSON collections."""
+    server = ApiServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+Tree = Callable[[dict[str, Any]], Path]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Tree:
+    """Build a temp KB from ``{relative path: content}``; dict/list contents are written as YAML.
+
+    Calling it again with the same fixture adds files to the same root; pass ``root=`` as a key
+    ``"__root__"`` to build a second, separate tree.
+    """
+
+    def build(files: dict[str, Any], name: str = "kb") -> Path:
+        root = tmp_path / name
+        root.mkdir(parents=True, exist_ok=True)
+        for rel, content in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            elif isinstance(content, (dict, list)):
+                path.write_text(yaml.safe_dump(content, sort_keys=False, allow_unicode=True), "utf-8")
+            else:
+                path.write_text(content, "utf-8")
+        return root
+
+    return build
+
+
+def snapshot_tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file under ``root`` (lock files aside) as {relative path: (mtime_ns, bytes)}."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix != ".lock":
+            out[path.relative_to(root).as_posix()] = (path.stat().st_mtime_ns, path.read_bytes())
+    return out
+
+
+def changed_files(before: dict[str, tuple[int, bytes]], after: dict[str, tuple[int, bytes]]) -> list[str]:
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
