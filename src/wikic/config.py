@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,17 +90,41 @@ class Pagination:
 @dataclass(frozen=True)
 class Cleanup:
     pattern: re.Pattern
-    replace: str
+    replace: str | Callable[[re.Match], str]
+
+
+# One attribute of a Liquid tag: name="double", name='single' (backslash escapes allowed) or name=bare.
+_LIQUID_ATTR = r"""([\w-]+)\s*=\s*(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'|([^\s%}'"]+))"""
+_LIQUID_ATTR_RE = re.compile(_LIQUID_ATTR)
+_LIQUID_ATTR_NC = r"""[\w-]+\s*=\s*(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|[^\s%}'"]+)"""
+LIQUID_INCLUDE = r"\{%-?\s*include\s+[\w./-]+((?:\s+" + _LIQUID_ATTR_NC + r")*)\s*-?%\}"
+
+
+class IncludeText:
+    """Replacement for a Liquid ``{% include %}`` tag: its ``title`` (bold) and ``content`` text.
+
+    Attributes may come in any order, in either quote style, and may contain '%' or escaped quotes;
+    an include with neither (a video, a gallery) vanishes. The repr is stable because it is part of
+    the transform fingerprint.
+    """
+
+    def __call__(self, m: re.Match) -> str:
+        attrs = {}
+        for a in _LIQUID_ATTR_RE.finditer(m.group(1) or ""):
+            value = next(v for v in a.group(2, 3, 4) if v is not None)
+            attrs[a.group(1)] = re.sub(r"\\([\"'\\])", r"\1", value)
+        title, content = attrs.get("title", "").strip(), attrs.get("content", "").strip()
+        return " ".join(([f"**{title}**"] if title else []) + ([content] if content else []))
+
+    def __repr__(self) -> str:
+        return "IncludeText()"
 
 
 # Built-in clean-ups, selectable by name in ``cleanups:``.
-NAMED_CLEANUPS: dict[str, list[tuple[str, str]]] = {
+NAMED_CLEANUPS: dict[str, list[tuple[str, str | Callable[[re.Match], str]]]] = {
     # {% include callout.html title="T" content="C" %} keeps its text; other tags vanish.
     "liquid": [
-        (
-            r"\{%-?\s*include\s+[^%]*?(?:title=\"([^\"]*)\")?[^%]*?(?:content=\"([^\"]*)\")[^%]*?-?%\}",
-            r"**\1** \2",
-        ),
+        (LIQUID_INCLUDE, IncludeText()),
         (r"\{%-?[\s\S]*?-?%\}", ""),
         (r"\{\{-?\s*([^}]*?)\s*-?\}\}", r"\1"),
     ],

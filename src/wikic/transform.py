@@ -135,7 +135,8 @@ class Renderer:
         skip = {cfg.title.split(".")[0]}
         if self.template is not None:
             try:
-                body = self.template.render(**data, record=data, id=snap.id, title=title)
+                # record fields first, so that a field named "id", "title" or "record" cannot clash
+                body = self.template.render({**data, "record": data, "id": snap.id, "title": title})
             except jinja2.UndefinedError as exc:
                 raise SourceError(
                     cfg.name, f"template {cfg.template}: {exc.message}", record=snap.id
