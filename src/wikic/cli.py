@@ -178,4 +178,83 @@ def main() -> None:
 
 
 def dump_json(data: object) -> None:
-    out.print_json(json.dumps(data, ensure_ascii=False))
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n")
+
+
+@app.command("compile")
+def compile_cmd(
+    librarian: Annotated[
+        str | None,
+        typer.Option("--librarian", help="offline | anthropic | openai (default: schema/wiki.yaml)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan with estimated tokens and cost.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Compile layer 1 into the wiki, incrementally; maintain index.md and log.md."""
+    from .compile import compile_wiki
+
+    with progress_bar(not json_out) as bar:
+        report = run(compile_wiki, state.root, backend=librarian, dry_run=dry_run, progress=bar)
+    if json_out:
+        dump_json(report_dict(report))
+    elif dry_run:
+        print_plan(report)
+    else:
+        print_compile_report(report)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def report_dict(report) -> dict:
+    from dataclasses import asdict
+
+    return asdict(report)
+
+
+def print_plan(report) -> None:
+    table = Table("action", "page", "sources", "tokens in", "tokens out", "cost $")
+    for row in report.plan:
+        table.add_row(
+            row["action"],
+            row["page"],
+            str(row.get("sources", "")),
+            str(row["tokens_in"]),
+            str(row["tokens_out"]),
+            f"{row['cost_usd']:.4f}",
+        )
+    out.print(table)
+    total = sum(r["cost_usd"] for r in report.plan)
+    out.print(
+        f"{len(report.plan)} page(s) to write or remove with {report.backend}; estimated cost ${total:.2f}"
+    )
+
+
+def print_compile_report(report) -> None:
+    for note in report.notes:
+        err.print(f"[yellow]note:[/yellow] {note}")
+    for path, plus, minus in report.diffstat:
+        bar = "[green]" + "+" * min(plus, 30) + "[/green][red]" + "-" * min(minus, 30) + "[/red]"
+        out.print(f" {path:<56} | {plus + minus:>5} {bar}")
+    u = report.usage
+    out.print(
+        f"compile ({report.backend}/{report.model}) in {report.seconds:.2f}s: "
+        f"pages +{len(report.added)} ~{len(report.changed)} -{len(report.removed)} ={report.unchanged}; "
+        f"sentences {report.sentences} cited {report.cited} verified {report.verified} "
+        f"repaired {report.repaired} dropped {report.dropped}; citations {report.citations}; "
+        f"LLM calls {u.calls}, tokens in {u.input_tokens} (cached {u.cache_read_tokens}, "
+        f"cache writes {u.cache_write_tokens}) out {u.output_tokens}"
+    )
+    if report.index_changed:
+        out.print(f"index: {', '.join(report.index_changed)}")
+    if report.unplaced:
+        out.print(
+            f"[yellow]{len(report.unplaced)} unplaced source(s):[/yellow] "
+            + ", ".join(report.unplaced[:10])
+            + (" …" if len(report.unplaced) > 10 else "")
+        )
+    for reason in report.drop_reasons[:10]:
+        err.print(f"[yellow]dropped:[/yellow] {reason}", soft_wrap=True)
+    for path in report.failed:
+        err.print(f"[red]not written:[/red] {path}: no verifiable sentence remained")

@@ -1,0 +1,55 @@
+# wikic: `make demo` and `make test` work on a fresh machine with only Python installed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+WIKIC := $(BIN)/wikic
+export PYTHONDONTWRITEBYTECODE := 1
+
+
+.PHONY: demo test venv fetch transform compile check verify bench lint clean-derived
+
+$(BIN)/activate: pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(BIN)/activate
+
+venv: $(BIN)/activate
+
+fetch: venv
+	$(WIKIC) fetch
+
+transform: venv
+	$(WIKIC) transform
+
+compile: transform
+	$(WIKIC) compile
+
+check: venv
+	$(WIKIC) check
+
+verify: venv
+	$(WIKIC) verify
+
+demo: venv
+	$(WIKIC) fetch
+	$(WIKIC) transform
+	$(WIKIC) compile
+	$(WIKIC) verify
+	@echo
+	@echo "== demo summary =="
+	@echo "layer 0 snapshots:    $$(find layer0_raw -name '*@*.json' | wc -l)"
+	@echo "layer 1 sources:      $$(find layer1_sources -name '*.md' | wc -l)"
+	@echo "wiki pages:           $$(find wiki -name '*.md' ! -name index.md ! -name log.md ! -path 'wiki/index/*' | wc -l)"
+	@echo "citations in wiki:    $$(grep -o 'layer1_sources/[^)]*' -r wiki | wc -l)"
+	@echo "start reading at:     wiki/index.md"
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+bench: venv
+	$(BIN)/python bench/run.py
+
+lint: venv
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench

@@ -1,0 +1,47 @@
+"""A small in-memory BM25 used for planning guides and as the pure-Python search baseline."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from .markdown import STOPWORDS, words
+
+
+def tokens(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+class BM25:
+    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.docs = [Counter(tokens(t)) for t in texts]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
+        df: Counter = Counter()
+        for d in self.docs:
+            df.update(d.keys())
+        n = len(self.docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+
+    def scores(self, query: str) -> list[float]:
+        terms = [t for t in dict.fromkeys(tokens(query)) if t in self.idf]
+        out = []
+        for doc, length in zip(self.docs, self.lengths):
+            s = 0.0
+            for t in terms:
+                tf = doc.get(t)
+                if tf:
+                    s += (
+                        self.idf[t]
+                        * tf
+                        * (self.k1 + 1)
+                        / (tf + self.k1 * (1 - self.b + self.b * length / self.avg))
+                    )
+            out.append(s)
+        return out
+
+    def top(self, query: str, k: int) -> list[tuple[int, float]]:
+        ranked = sorted(((s, -i) for i, s in enumerate(self.scores(query)) if s > 0), reverse=True)[:k]
+        return [(-i, s) for s, i in ranked]

@@ -1,0 +1,450 @@
+"""Compile stage: layer 1 → wiki, incrementally.
+
+The orchestrator reads everything, plans the pages, asks the librarian only for pages whose
+fingerprint changed, verifies every citation, and only then writes: pages, index, log.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import frontmatter
+import yaml
+
+from . import __version__
+from .citations import Verifier
+from .draft import Block, Cell, Draft, Sentence, render_body
+from .errors import ConfigError, WikicError
+from .fsutil import atomic_write, canonical_json, kb_lock, remove_stale_temps, sha256_tag
+from .index import Entry, append_log, apply_overrides, load_overrides, render_index, write_index
+from .layer1 import load_layer1
+from .librarian.base import Failure, Librarian, PageJob, Usage
+from .models import SourceDoc
+from .plan import PageSpec, Plan
+from .plan import plan as make_plan
+from .wikischema import WikiSchema, load_wiki_schema
+
+WIKI = "wiki"
+Progress = Callable[[str, int, int | None], None]
+
+
+@dataclass
+class CompileReport:
+    backend: str = ""
+    model: str = ""
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    failed: list[str] = field(default_factory=list)  # pages left unwritten: nothing verifiable remained
+    sentences: int = 0
+    cited: int = 0
+    verified: int = 0
+    repaired: int = 0
+    dropped: int = 0
+    citations: int = 0
+    unplaced: list[str] = field(default_factory=list)
+    drop_reasons: list[str] = field(default_factory=list)
+    index_changed: list[str] = field(default_factory=list)
+    diffstat: list[tuple[str, int, int]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    plan: list[dict] = field(default_factory=list)  # dry-run: one row per page to (re)write or remove
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def wrote_anything(self) -> bool:
+        return bool(self.added or self.changed or self.removed or self.index_changed)
+
+
+def fingerprint(
+    spec: PageSpec, docs: dict[str, SourceDoc], schema: WikiSchema, lib: Librarian, related: tuple[str, ...]
+) -> str:
+    inputs = [(p, docs[p].sha256) for p in spec.sources if p in docs]
+    return sha256_tag(
+        canonical_json([spec.spec_hash, inputs, schema.hash, lib.name, lib.model, __version__, list(related)])
+    )
+
+
+def managed_pages(root: Path) -> dict[str, dict]:
+    """Existing wiki pages written by wikic: {path: frontmatter}."""
+    out = {}
+    folder = root / WIKI
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.rglob("*.md")):
+        rel = path.relative_to(root).as_posix()
+        if rel in ("wiki/index.md", "wiki/log.md") or rel.startswith("wiki/index/"):
+            continue
+        try:
+            meta = frontmatter.loads(path.read_text("utf-8")).metadata
+        except (ValueError, yaml.YAMLError, UnicodeDecodeError):
+            continue
+        if isinstance(meta.get("wikic"), dict):
+            out[rel] = meta
+    return out
+
+
+def related_pages(plan: Plan) -> dict[str, tuple[str, ...]]:
+    """'See also' links: devices ↔ device comparisons; guides → topics sharing their sources."""
+    out: dict[str, list[str]] = {p.path: [] for p in plan.pages}
+    devices = [p for p in plan.pages if p.type == "device"]
+    for comp in (
+        p for p in plan.pages if p.type == "comparison" and p.config["comparison"]["of"] == "devices"
+    ):
+        for dev in devices:
+            out[comp.path].append(dev.path)
+            out[dev.path].append(comp.path)
+    topics = [p for p in plan.pages if p.type == "topic"]
+    for guide in (p for p in plan.pages if p.type == "guide"):
+        srcs = set(guide.sources)
+        out[guide.path] += [t.path for t in topics if srcs & set(t.sources)]
+    return {k: tuple(sorted(set(v))) for k, v in out.items()}
+
+
+def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian) -> str:
+    meta = {
+        "title": draft.title,
+        "type": spec.type,
+        "summary": " ".join(draft.summary.split()),
+        "keywords": list(draft.keywords),
+        "sources": list(spec.sources),
+        "wikic": {"fingerprint": fp, "backend": lib.name, "model": lib.model, "version": __version__},
+    }
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{head}---\n\n{render_body(draft, spec.path)}"
+
+
+@dataclass
+class _Check:
+    blocks: list[Block]
+    failures: list[tuple[int, int, Failure]]  # (block index, sentence/cell index, failure)
+
+
+def verify_blocks(blocks: tuple[Block, ...], verifier: Verifier) -> _Check:
+    failures: list[tuple[int, int, Failure]] = []
+    for bi, b in enumerate(blocks):
+        if b.kind in ("para", "bullets", "note"):
+            for si, s in enumerate(b.sentences):
+                result = verifier.check(s.text, s.cites)
+                if not result.ok:
+                    failures.append((bi, si, Failure(s.text, tuple(map(str, s.cites)), result.reason)))
+        elif b.kind == "table":
+            width = len(b.header)
+            for ri, row in enumerate(b.rows):
+                for ci, cell in enumerate(row):
+                    if cell.cites:
+                        result = verifier.check(cell.text, cell.cites)
+                        if not result.ok:
+                            failures.append(
+                                (
+                                    bi,
+                                    ri * width + ci,
+                                    Failure(cell.text, tuple(map(str, cell.cites)), result.reason),
+                                )
+                            )
+    return _Check(list(blocks), failures)
+
+
+def drop_failures(check: _Check) -> list[Block]:
+    """Remove failed sentences (and blank failed table cells), then prune empty sections."""
+    bad: dict[int, set[int]] = {}
+    for bi, si, _ in check.failures:
+        bad.setdefault(bi, set()).add(si)
+    kept: list[Block] = []
+    for bi, b in enumerate(check.blocks):
+        drop = bad.get(bi, set())
+        if b.kind in ("para", "bullets", "note"):
+            sentences = tuple(s for si, s in enumerate(b.sentences) if si not in drop)
+            if sentences:
+                kept.append(Block(b.kind, text=b.text, level=b.level, sentences=sentences))
+        elif b.kind == "table" and drop:
+            width = len(b.header)
+            rows = tuple(
+                tuple(Cell("—") if ri * width + ci in drop else c for ci, c in enumerate(row))
+                for ri, row in enumerate(b.rows)
+            )
+            kept.append(Block("table", header=b.header, rows=rows))
+        else:
+            kept.append(b)
+    return prune(kept)
+
+
+def prune(blocks: list[Block]) -> list[Block]:
+    """Drop headings with nothing under them (before the next heading of the same or higher level)."""
+    out: list[Block] = []
+    for i, b in enumerate(blocks):
+        if b.kind == "heading":
+            has_content = False
+            for x in blocks[i + 1 :]:
+                if x.kind != "heading":
+                    has_content = True
+                    break
+                if x.level <= b.level:
+                    break
+            if not has_content:
+                continue
+        out.append(b)
+    return out
+
+
+def count_facts(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, int]:
+    """(sentences and cited cells, citations) in a draft."""
+    facts = cites = 0
+    for b in blocks:
+        for s in b.sentences:
+            facts += 1
+            cites += len(s.cites)
+        for row in b.rows:
+            for c in row:
+                if c.cites:
+                    facts += 1
+                    cites += len(c.cites)
+    return facts, cites
+
+
+def finish_draft(
+    job: PageJob, draft: Draft, lib: Librarian, verifier: Verifier, report: CompileReport
+) -> Draft | None:
+    """Verify, repair (LLM backends) or drop; returns a fully valid draft or None."""
+    total, _ = count_facts(draft.blocks)
+    report.sentences += total
+    report.cited += sum(1 for b in draft.blocks for s in b.sentences if s.cites) + sum(
+        1 for b in draft.blocks for r in b.rows for c in r if c.cites
+    )
+    check = verify_blocks(draft.blocks, verifier)
+    first_failures = len(check.failures)
+    report.verified += total - first_failures
+    if check.failures and lib.can_repair:
+        fixed = lib.repair(job, draft, [f for _, _, f in check.failures])
+        if fixed is not None:
+            again = verify_blocks(fixed.blocks, verifier)
+            fixed_total, _ = count_facts(fixed.blocks)
+            report.repaired += max(
+                0, min(first_failures, fixed_total - len(again.failures) - (total - first_failures))
+            )
+            draft, check = fixed, again
+    report.dropped += len(check.failures)
+    report.drop_reasons += [f"{job.spec.path}: {f.text[:80]!r}: {f.reason}" for _, _, f in check.failures][
+        :50
+    ]
+    blocks = drop_failures(check) if check.failures else prune(check.blocks)
+    facts, cites = count_facts(blocks)
+    if facts == 0:
+        return None
+    report.citations += cites
+    return draft.with_blocks(blocks)
+
+
+def make_librarian(
+    schema: WikiSchema,
+    backend: str | None,
+    environ: dict[str, str] | None = None,
+    report: CompileReport | None = None,
+) -> Librarian:
+    """The configured backend; without an API key a configured LLM backend falls back to offline."""
+    env = os.environ if environ is None else environ
+    chosen = backend or schema.librarian.backend
+    if chosen == "anthropic":
+        if not env.get("ANTHROPIC_API_KEY"):
+            if backend:
+                raise ConfigError("--librarian anthropic needs ANTHROPIC_API_KEY in the environment")
+            if report is not None:
+                report.notes.append("ANTHROPIC_API_KEY is not set; using the offline librarian")
+            chosen = "offline"
+        else:
+            from .librarian.anthropic import AnthropicLibrarian
+
+            return AnthropicLibrarian.from_schema(schema, env)
+    if chosen == "openai":
+        from .librarian.openai import OpenAILibrarian
+
+        return OpenAILibrarian.from_schema(schema, env)
+    if chosen != "offline":
+        raise ConfigError(f"unknown librarian '{chosen}'; use offline, anthropic or openai")
+    from .librarian.offline import OfflineLibrarian
+
+    return OfflineLibrarian()
+
+
+def diffstat(old: str | None, new: str | None) -> tuple[int, int]:
+    a = old.splitlines() if old else []
+    b = new.splitlines() if new else []
+    plus = minus = 0
+    for line in difflib.unified_diff(a, b, lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            plus += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            minus += 1
+    return plus, minus
+
+
+def compile_wiki(
+    root: Path,
+    *,
+    librarian: Librarian | None = None,
+    backend: str | None = None,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    environ: dict[str, str] | None = None,
+) -> CompileReport:
+    started = time.perf_counter()
+    report = CompileReport()
+    schema = load_wiki_schema(root)
+    lib = librarian or make_librarian(schema, backend, environ, report)
+    report.backend, report.model = lib.name, lib.model
+    with kb_lock(root):
+        remove_stale_temps(root / WIKI)
+        docs_list = load_layer1(root)
+        docs = {d.path: d for d in docs_list}
+        the_plan = make_plan(docs_list, schema)
+        report.unplaced = the_plan.unplaced
+        related = related_pages(the_plan)
+        existing = managed_pages(root)
+        jobs: list[tuple[PageSpec, str, PageJob]] = []
+        for spec in the_plan.pages:
+            fp = fingerprint(spec, docs, schema, lib, related[spec.path])
+            old = existing.get(spec.path)
+            if old and old["wikic"].get("fingerprint") == fp and (root / spec.path).exists():
+                report.unchanged += 1
+                continue
+            page_docs = {p: docs[p] for p in spec.sources if p in docs}
+            jobs.append(
+                (
+                    spec,
+                    fp,
+                    PageJob(spec, page_docs, the_plan.superseded_by, schema.rules, related[spec.path], docs),
+                )
+            )
+        planned = {s.path for s in the_plan.pages}
+        to_remove = sorted(p for p in existing if p not in planned)
+        if dry_run:
+            report.plan = [_estimate(job, schema, existing) for _, _, job in jobs]
+            report.plan += [
+                {"page": p, "action": "remove", "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
+                for p in to_remove
+            ]
+            report.seconds = time.perf_counter() - started
+            return report
+
+        verifier = Verifier(docs_list, schema.min_overlap)
+        tick = (lambda n: progress("compile", n, len(jobs))) if progress else None
+        done = [0]
+
+        def advance(n: int) -> None:
+            done[0] += n
+            if tick:
+                tick(done[0])
+
+        drafts = lib.write([job for _, _, job in jobs], advance) if jobs else []
+        outputs: dict[str, str] = {}
+        for (spec, fp, job), draft in zip(jobs, drafts, strict=True):
+            final = finish_draft(job, draft, lib, verifier, report) if draft is not None else None
+            if final is None:
+                report.failed.append(spec.path)
+                continue
+            outputs[spec.path] = render_page(spec, final, fp, lib)
+        report.usage = lib.usage
+
+        # Everything is gathered; now write pages, then the index, then the log.
+        for path, text in outputs.items():
+            target = root / path
+            old_text = target.read_text("utf-8") if target.exists() else None
+            if old_text == text:
+                report.unchanged += 1
+                continue
+            atomic_write(target, text)
+            (report.changed if old_text is not None else report.added).append(path)
+            report.diffstat.append((path, *diffstat(old_text, text)))
+        for path in to_remove:
+            target = root / path
+            old_text = target.read_text("utf-8")
+            target.unlink()
+            report.removed.append(path)
+            report.diffstat.append((path, *diffstat(old_text, None)))
+        _remove_empty_dirs(root / WIKI)
+        entries = _index_entries(root, the_plan, outputs)
+        entries = apply_overrides(entries, load_overrides(root))
+        report.index_changed = write_index(root, render_index(entries, schema.index_budget))
+        if report.added or report.changed or report.removed:
+            touched = sorted(
+                {
+                    docs[p].source
+                    for path in report.added + report.changed
+                    for p in next(s.sources for s in the_plan.pages if s.path == path)
+                    if p in docs
+                }
+            )
+            append_log(
+                root,
+                len(report.added),
+                len(report.changed),
+                len(report.removed),
+                touched,
+                _log_details(report),
+            )
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _log_details(report: CompileReport) -> str:
+    lines = [f"- added {p}" for p in report.added] + [f"- changed {p}" for p in report.changed]
+    lines += [f"- removed {p}" for p in report.removed]
+    lines.append(
+        f"- sentences {report.sentences}, verified {report.verified}, repaired {report.repaired}, "
+        f"dropped {report.dropped}; backend {report.backend}"
+    )
+    return "\n".join(lines)
+
+
+def _index_entries(root: Path, the_plan: Plan, outputs: dict[str, str]) -> list[Entry]:
+    entries = []
+    for spec in the_plan.pages:
+        if spec.path in outputs:
+            meta = frontmatter.loads(outputs[spec.path]).metadata
+        elif (root / spec.path).exists():
+            meta = frontmatter.loads((root / spec.path).read_text("utf-8")).metadata
+        else:
+            continue
+        entries.append(
+            Entry(
+                spec.path,
+                spec.type,
+                str(meta.get("title", spec.title)),
+                str(meta.get("summary", "")),
+                tuple(str(k) for k in meta.get("keywords", [])),
+            )
+        )
+    return entries
+
+
+def _remove_empty_dirs(folder: Path) -> None:
+    if not folder.is_dir():
+        return
+    for d in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        if not any(d.iterdir()):
+            d.rmdir()
+
+
+def _estimate(job: PageJob, schema: WikiSchema, existing: dict) -> dict:
+    chars = len(job.rules) + sum(len(d.body) for d in job.docs.values())
+    tokens_in = chars // 4 + 500
+    tokens_out = min(schema.librarian.max_tokens, max(300, tokens_in // 4))
+    lib = schema.librarian
+    cost = (tokens_in * lib.price_in_per_mtok + tokens_out * lib.price_out_per_mtok) / 1e6
+    return {
+        "page": job.spec.path,
+        "action": "change" if job.spec.path in existing else "add",
+        "sources": len(job.docs),
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "cost_usd": round(cost, 4),
+    }
+
+
+__all__ = ["compile_wiki", "CompileReport", "WikicError", "Sentence"]

@@ -1,0 +1,1 @@
+"""Librarian backends: ``offline`` (extractive, deterministic), ``anthropic`` and ``openai``."""

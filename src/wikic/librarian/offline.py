@@ -1,0 +1,195 @@
+"""The offline librarian: deterministic, no network, extractive.
+
+Pages are assembled from quoted source sentences and minimally templated structured fields, so
+every sentence is supported by construction (and still verified like any other backend's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..draft import Block, Draft
+from ..models import SourceDoc
+from ..plan import current_of
+from .base import Failure, PageJob, Usage
+from .extract import comparison_table, keywords, lead_section, section_blocks, spec_table, superseded_notes
+
+SECTIONS_PER_SOURCE = 10
+UNITS_PER_SECTION = 2
+
+
+class OfflineLibrarian:
+    name = "offline"
+    model = "extractive-1"
+    deterministic = True
+    can_repair = False
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+
+    def write(self, jobs: list[PageJob], progress: Callable[[int], None] | None = None) -> list[Draft | None]:
+        drafts = []
+        for job in jobs:
+            drafts.append(write_page(job))
+            if progress:
+                progress(1)
+        return drafts
+
+    def repair(self, job: PageJob, draft: Draft, failures: list[Failure]) -> Draft | None:
+        return None
+
+
+def write_page(job: PageJob) -> Draft:
+    kind = job.spec.type
+    if kind == "device":
+        return _device(job)
+    if kind == "comparison":
+        return _comparison(job)
+    if kind == "guide":
+        return _guide(job)
+    return _topic(job)
+
+
+def current_docs(job: PageJob) -> list[SourceDoc]:
+    return [d for p, d in job.docs.items() if p not in job.superseded_by]
+
+
+def older_versions(job: PageJob, doc: SourceDoc) -> list[SourceDoc]:
+    """Documents on this page that ``doc`` replaces, directly or through a chain, newest first."""
+    olds = [
+        d
+        for p, d in job.docs.items()
+        if p in job.superseded_by and current_of(p, job.superseded_by) == doc.path
+    ]
+    return sorted(olds, key=lambda d: str(d.meta.get("updated_at", "")), reverse=True)
+
+
+def doc_blocks(
+    doc: SourceDoc,
+    level: int,
+    sections: int = SECTIONS_PER_SOURCE,
+    units: int = UNITS_PER_SECTION,
+    skip_title_heading: bool = True,
+) -> list[Block]:
+    blocks: list[Block] = []
+    used = 0
+    for section in doc.sections:
+        body = section_blocks(doc, section, units)
+        if not body:
+            continue
+        if section.heading and not (
+            skip_title_heading and section.level == 1 and section.heading == doc.title
+        ):
+            blocks.append(Block("heading", text=section.heading, level=min(6, level)))
+        blocks.extend(body)
+        used += 1
+        if used >= sections:
+            break
+    return blocks
+
+
+def _topic(job: PageJob) -> Draft:
+    blocks: list[Block] = []
+    docs = current_docs(job)
+    for doc in docs:
+        blocks.append(Block("heading", text=doc.title, level=2))
+        blocks.extend(doc_blocks(doc, level=3))
+        blocks.extend(superseded_notes(older_versions(job, doc)))
+    titles = [d.title for d in docs]
+    more = "…" if len(titles) > 4 else ""
+    summary = f"{job.spec.title}: {'; '.join(titles[:4])}{more}"
+    return Draft(
+        job.spec.title,
+        summary,
+        keywords(titles + [b.text for b in blocks if b.kind == "heading"]),
+        tuple(blocks),
+        job.related,
+    )
+
+
+def _device(job: PageJob) -> Draft:
+    device = job.spec.config["device"]
+    spec_paths = [
+        p for p in job.docs if any(p == _path_of(r, job) for r in job.spec.config.get("spec_sources", []))
+    ]
+    blocks: list[Block] = []
+    for path in spec_paths:
+        doc = job.docs[path]
+        lead = lead_section(doc)
+        if lead is not None:
+            blocks.extend(section_blocks(doc, lead, 3))
+        table = spec_table(doc, tuple(device.get("fields") or ()))
+        if table is not None:
+            blocks += [Block("heading", text="Specifications", level=2), table]
+        for section in doc.sections:
+            if section is lead or section.level < 2:
+                continue
+            body = section_blocks(doc, section, 3)
+            if body:
+                blocks += [Block("heading", text=section.heading, level=2), *body]
+    related = [d for d in current_docs(job) if d.path not in spec_paths]
+    if related:
+        blocks.append(Block("heading", text="In the knowledge base", level=2))
+        for doc in related:
+            blocks.append(Block("heading", text=doc.title, level=3))
+            blocks.extend(doc_blocks(doc, level=4, sections=3))
+            blocks.extend(superseded_notes(older_versions(job, doc)))
+    summary = f"{device['title']}: specifications, features and {len(related)} related sources"
+    names = tuple(device.get("match") or ()) + (device["title"],)
+    return Draft(
+        job.spec.title,
+        summary,
+        keywords([d.title for d in job.docs.values()], extra=names),
+        tuple(blocks),
+        job.related,
+    )
+
+
+def _path_of(ref: str, job: PageJob) -> str | None:
+    src, _, rid = ref.partition(":")
+    for p, d in job.docs.items():
+        if d.source == src and rid in (d.id, d.key, d.key + ".md"):
+            return p
+    return None
+
+
+def _comparison(job: PageJob) -> Draft:
+    comp = job.spec.config["comparison"]
+    rows = []
+    for doc in job.docs.values():
+        rows.append((doc.title, doc))
+    table = comparison_table(rows, tuple(comp["fields"]))
+    summary = comp.get("purpose") or f"Compares {', '.join(comp['fields'])} across {len(rows)} entries"
+    return Draft(
+        job.spec.title,
+        summary,
+        keywords([t for t, _ in rows], extra=tuple(comp["fields"])),
+        (table,),
+        job.related,
+    )
+
+
+def _guide(job: PageJob) -> Draft:
+    guide = job.spec.config["guide"]
+    blocks: list[Block] = []
+    for path, anchor in job.spec.config["sections"]:
+        doc = job.docs[path]
+        section = doc.section(anchor)
+        if section is None:
+            continue
+        body = section_blocks(doc, section, 4)
+        if not body:
+            continue
+        heading = (
+            doc.title
+            if not section.heading or section.heading == doc.title
+            else f"{doc.title}: {section.heading}"
+        )
+        blocks += [Block("heading", text=heading, level=2), *body]
+    return Draft(
+        job.spec.title,
+        guide["purpose"],
+        keywords([guide["query"], guide["title"]]),
+        tuple(blocks),
+        job.related,
+    )

@@ -1,0 +1,242 @@
+"""Planning: decide which wiki pages exist and which layer-1 sources feed each.
+
+The plan is deterministic and cheap, so it is recomputed on every compile; a page's spec (its
+sources and config) is part of its fingerprint. One subject gets one page: a page is keyed by its
+type and slug, and every source is routed to the pages it touches, or reported as unplaced.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .bm25 import BM25, tokens
+from .fsutil import canonical_json, sha256_tag
+from .markdown import github_slug
+from .models import SourceDoc
+from .wikischema import Comparison, Device, Guide, TopicRule, WikiSchema
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    type: str
+    slug: str
+    title: str
+    path: str  # wiki/<folder>/<slug>.md
+    sources: tuple[str, ...]  # layer-1 paths the page is made from
+    config: dict = field(default_factory=dict, compare=False)  # entity/guide/comparison/topic settings
+
+    @property
+    def spec_hash(self) -> str:
+        return sha256_tag(canonical_json([self.type, self.slug, self.title, self.sources, self.config]))
+
+
+@dataclass
+class Plan:
+    pages: list[PageSpec]
+    unplaced: list[str]
+    superseded_by: dict[str, str]  # layer-1 path → path of the document that replaces it
+
+
+def slugify(text: str) -> str:
+    return github_slug(text).strip("-_")[:80] or "page"
+
+
+def current_of(path: str, superseded_by: dict[str, str]) -> str:
+    seen = set()
+    while path in superseded_by and path not in seen:
+        seen.add(path)
+        path = superseded_by[path]
+    return path
+
+
+def supersession(docs: list[SourceDoc]) -> dict[str, str]:
+    """Map each superseded document to the one that names it in ``supersedes``."""
+    by_ref: dict[tuple[str, str], SourceDoc] = {}
+    for d in docs:
+        by_ref[(d.source, d.id)] = d
+        by_ref[(d.source, d.key)] = d
+    out: dict[str, str] = {}
+    for d in docs:
+        olds = d.meta.get("supersedes")
+        for old in olds if isinstance(olds, list) else [olds] if olds else []:
+            src, _, rid = str(old).rpartition(":")
+            target = by_ref.get((src or d.source, rid))
+            if target is not None and target.path != d.path:
+                out[target.path] = d.path
+    return out
+
+
+def _mentions(text: str, names: tuple[str, ...]) -> bool:
+    return any(re.search(r"(?<!\w)" + re.escape(n.lower()) + r"(?!\w)", text.lower()) for n in names)
+
+
+def resolve_ref(ref: str, docs: list[SourceDoc]) -> SourceDoc | None:
+    """``source:id`` (or ``source:key``, or ``source:file.md``) → document."""
+    src, _, rid = ref.partition(":")
+    for d in docs:
+        if d.source == src and rid in (d.id, d.key, d.key + ".md", d.path.rsplit("/", 1)[-1]):
+            return d
+    return None
+
+
+def device_sources(device: Device, docs: list[SourceDoc], superseded: dict[str, str]) -> list[SourceDoc]:
+    specs = [d for d in (resolve_ref(r, docs) for r in device.sources) if d is not None]
+    names = device.match or (device.title,)
+    related = []
+    for d in docs:
+        if d in specs or d.path in superseded:
+            continue
+        products = d.meta.get("products")
+        listed = isinstance(products, list) and device.id in products
+        if listed or (_mentions(d.title, names) and not _mentions(d.title, device.exclude)):
+            related.append(d)
+    related.sort(key=lambda d: (not _mentions(d.title, names), d.path))
+    return specs + related[:20]
+
+
+def comparison_rows(comp: Comparison, docs: list[SourceDoc], devices: list[PageSpec]) -> list[SourceDoc]:
+    if comp.of == "devices":
+        by_path = {d.path: d for d in docs}
+        return [by_path[s.sources[0]] for s in devices if s.sources and s.sources[0] in by_path]
+    pool = [d for d in docs if d.source == comp.of]
+    if comp.rows:
+        wanted = set(comp.rows)
+        pool = [d for d in pool if d.id in wanted or d.key in wanted]
+    for key, want in comp.where.items():
+
+        def ok(d: SourceDoc, key: str = key, want: object = want) -> bool:
+            value = d.meta.get(key)
+            return want in value if isinstance(value, list) else str(value) == str(want)
+
+        pool = [d for d in pool if ok(d)]
+    return sorted(pool, key=lambda d: d.title.lower())
+
+
+def guide_sections(guide: Guide, docs: list[SourceDoc], superseded: dict[str, str]) -> list[tuple[str, str]]:
+    """The best (path, anchor) sections for a guide's query, at most two per document."""
+    pool = [
+        (d, s)
+        for d in docs
+        if (not guide.sources or d.source in guide.sources) and d.path not in superseded
+        for s in d.sections
+        if s.text.strip()
+    ]
+    if not pool:
+        return []
+    index = BM25([f"{d.title} {' '.join(s.path)} {s.text}" for d, s in pool])
+    chosen: list[tuple[str, str]] = []
+    per_doc: Counter = Counter()
+    for i, _ in index.top(f"{guide.query} {guide.title}", len(pool)):
+        d, s = pool[i]
+        if per_doc[d.path] >= 2:
+            continue
+        per_doc[d.path] += 1
+        chosen.append((d.path, s.anchor))
+        if len(chosen) >= guide.limit:
+            break
+    return chosen
+
+
+def _group_value(d: SourceDoc, field_name: str) -> str:
+    value = d.meta.get(field_name)
+    if isinstance(value, list):
+        value = value[0] if value else ""
+    return str(value).strip() if value not in (None, "") else ""
+
+
+def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
+    """Group documents without a group field by their most distinctive shared title word."""
+    df = Counter(t for d in docs for t in set(tokens(d.title)))
+    out = {}
+    for d in docs:
+        shared = [t for t in set(tokens(d.title)) if 2 <= df[t] < max(3, len(docs) // 2)]
+        out[d.path] = max(shared, key=lambda t: (df[t], t)) if shared else ""
+    return out
+
+
+def topic_groups(
+    rule: TopicRule, docs: list[SourceDoc], superseded: dict[str, str]
+) -> list[tuple[str, list[SourceDoc]]]:
+    pool = [d for d in docs if d.source == rule.source and d.path not in superseded]
+    groups: dict[str, list[SourceDoc]] = defaultdict(list)
+    terms = _cluster_terms(pool) if not rule.group_by else {}
+    for d in pool:
+        groups[_group_value(d, rule.group_by) if rule.group_by else terms[d.path]].append(d)
+    out = []
+    for value in sorted(groups):
+        members = sorted(groups[value], key=lambda d: (d.title.lower(), d.path))
+        title = rule.titles.get(value) or (
+            value.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").strip().capitalize()
+            if value
+            else "Other"
+        )
+        chunks = [members[i : i + rule.max_sources] for i in range(0, len(members), rule.max_sources)]
+        for n, chunk in enumerate(chunks, 1):
+            part = title
+            if len(chunks) > 1:
+                part = f"{title} {n}: {chunk[0].title} to {chunk[-1].title}"
+            out.append((part, chunk))
+    return out
+
+
+def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
+    superseded = supersession(docs)
+    pages: list[PageSpec] = []
+    used: set[str] = set()
+    folders = {name: t.folder for name, t in schema.page_types.items()}
+
+    def add(type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
+        spec = PageSpec(type_, slug, title, f"wiki/{folders[type_]}/{slug}.md", tuple(sources), config)
+        pages.append(spec)
+        used.update(sources)
+        return spec
+
+    def with_older(paths: list[str]) -> list[str]:
+        """Append the older versions each document supersedes, so the page can note them."""
+        out = list(paths)
+        for old, new in sorted(superseded.items()):
+            if current_of(new, superseded) in paths and old not in out:
+                out.append(old)
+        return out
+
+    device_specs = []
+    for device in schema.devices:
+        srcs = [d.path for d in device_sources(device, docs, superseded)]
+        if srcs:
+            device_specs.append(
+                add(
+                    "device",
+                    device.id,
+                    device.title,
+                    with_older(srcs),
+                    {"device": device.__dict__, "spec_sources": list(device.sources)},
+                )
+            )
+    for comp in schema.comparisons:
+        rows = comparison_rows(comp, docs, device_specs)
+        if rows:
+            add("comparison", comp.id, comp.title, [d.path for d in rows], {"comparison": comp.__dict__})
+    for guide in schema.guides:
+        sections = guide_sections(guide, docs, superseded)
+        if sections:
+            srcs = list(dict.fromkeys(p for p, _ in sections))
+            add(
+                "guide",
+                guide.id,
+                guide.title,
+                with_older(srcs),
+                {"guide": guide.__dict__, "sections": [list(s) for s in sections]},
+            )
+    taken = {(p.type, p.slug) for p in pages}
+    for rule in schema.topics:
+        for title, members in topic_groups(rule, docs, superseded):
+            base = title.split(":", 1)[0]  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
+            slug = slugify(f"{rule.source}-{base}" if len(schema.topics) > 1 else base)
+            while ("topic", slug) in taken:
+                slug += "-x"
+            taken.add(("topic", slug))
+            add("topic", slug, title, with_older([d.path for d in members]), {"topic": rule.source})
+    unplaced = sorted(d.path for d in docs if d.path not in used)
+    return Plan(pages, unplaced, superseded)
