@@ -180,6 +180,10 @@ def verify(root: Path) -> tuple[int, list[Tampered]]:
     for source in layer0_sources(root):
         store = SourceStore(root, source)
         known = {rel: (rid, e) for rid, e in store.records.items() for rel in e.get("history", [])}
+        for rel in sorted(known):
+            if not (root / rel).is_file():  # write-once means never deleted either
+                checked += 1
+                problems.append(Tampered(rel, f"listed in {MANIFEST} but missing; restore it from git"))
         for path in sorted(store.folder.rglob("*.json")):
             if path.name == MANIFEST:
                 continue

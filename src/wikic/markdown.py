@@ -6,10 +6,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+# ATX heading: up to 3 spaces, 1-6 '#', then text; a closing '#' run only counts after a space.
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_INLINE = re.compile(r"[*_`~]+")
+# Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores.
+_INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
 _HTML_TAG = re.compile(r"<[^>]+>")
 
 
@@ -76,12 +78,24 @@ class Section:
 
 def iter_headings(body: str):
     """Yield (line_index, level, heading_text) for ATX headings outside code fences."""
-    in_fence = False
+    fence = ""  # the opening fence while inside a code block
     for i, line in enumerate(body.split("\n")):
-        if _FENCE.match(line):
-            in_fence = not in_fence
+        m = _FENCE.match(line)
+        if fence:
+            # only a fence of the same character, at least as long, with nothing after it closes
+            if (
+                m
+                and m.group(1)[0] == fence[0]
+                and len(m.group(1)) >= len(fence)
+                and not line[m.end() :].strip()
+            ):
+                fence = ""
             continue
-        if in_fence:
+        if m:
+            if not (
+                m.group(1)[0] == "`" and "`" in line[m.end() :]
+            ):  # ``` with a ` in the info string is inline code
+                fence = m.group(1)
             continue
         m = _HEADING.match(line)
         if m:
@@ -124,7 +138,12 @@ def anchors(body: str) -> set[str]:
     return {slug(text) for _, _, text in iter_headings(body)}
 
 
-_SENT_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9\u4e00-\u9fff\u3040-\u30ff])")
+# A sentence ends at . ! ? (plus closing quotes/brackets) before white space and a capital or digit,
+# or at a CJK full stop, which needs no space after it. Group 1 is the end of the sentence.
+_SENT_END = re.compile(
+    r"([.!?][\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9\u4e00-\u9fff\u3040-\u30ff])"
+    r"|([。！？][\"'”’)\]」』]*)\s*(?=\S)"
+)
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Dr|No|Fig|U\.S)\.|\b[A-Z]\.)$")
 
 
@@ -136,7 +155,7 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _SENT_END.finditer(text):
-        candidate = text[start : m.start()].strip()
+        candidate = text[start : m.end(1) if m.group(1) else m.end(2)].strip()
         if _ABBREV.search(candidate):
             continue
         if candidate:
