@@ -1,0 +1,107 @@
+"""The real FarmBot corpus through the loopback API: fetch + transform end to end (never copied here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import changed_files, snapshot_tree
+
+from wikic.config import load_sources
+from wikic.fetch import fetch
+from wikic.layer0 import LAYER0
+from wikic.layer1 import LAYER1, load_layer1
+from wikic.transform import transform
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "farmbot"
+
+pytestmark = pytest.mark.skipif(
+    not (CORPUS / "articles").is_dir() or not (CORPUS / "crops").is_dir(),
+    reason=f"FarmBot corpus not found at {CORPUS} (it lives in ../shared, outside the repository)",
+)
+
+
+def load(kind: str) -> list[dict]:
+    return [json.loads(p.read_text("utf-8")) for p in sorted((CORPUS / kind).glob("*.json"))]
+
+
+def run(root: Path) -> None:
+    config = load_sources(root)
+    for report in fetch(root, config, sleep=lambda s: None, environ={"FARMBOT_TOKEN": "t0k3n"}):
+        assert report.errors == [], report.errors
+    for report in transform(root, config):
+        assert report.errors == [], report.errors
+
+
+@pytest.fixture
+def farm(tree, api):
+    articles, crops = load("articles"), load("crops")
+    a_url = api.add(
+        "articles", articles, page_size=50, items="articles", etag=True, require={"X-Token": "t0k3n"}
+    )
+    c_url = api.add(
+        "crops", crops, style="cursor", page_size=40, items="result.crops", cursor_field="meta.next"
+    )
+    sources = {
+        "articles": {
+            "kind": "http",
+            "url": a_url,
+            "items": "articles",
+            "pagination": {"style": "next_field", "field": "next"},
+            "headers": {"X-Token": "${FARMBOT_TOKEN}"},
+            "title": "title",
+            "body": "body",
+            "url_field": "html_url",
+            "cleanups": ["liquid"],
+        },
+        "crops": {
+            "kind": "http",
+            "url": c_url,
+            "items": "result.crops",
+            "id": "slug",
+            "pagination": {"style": "cursor", "param": "cursor", "field": "meta.next"},
+            "title": "name",
+        },
+    }
+    root = tree({"schema/sources.yaml": {"sources": sources}})
+    return root, articles, crops
+
+
+def test_farmbot_fetch_transform_end_to_end(farm, api):
+    root, articles, crops = farm
+    assert (len(articles), len(crops)) == (239, 248)
+    run(root)
+    files = sorted((root / LAYER1).rglob("*.md"))
+    assert len(files) == 487
+    assert len(list((root / LAYER1 / "articles").glob("*.md"))) == 239
+    assert len(list((root / LAYER1 / "crops").glob("*.md"))) == 248
+    texts = {p.relative_to(root).as_posix(): p.read_text("utf-8") for p in files}
+    assert not [rel for rel, text in texts.items() if "{%" in text]
+    docs = {d.ref: d for d in load_layer1(root)}
+    basil = (
+        docs["crops:basil"]
+        if "crops:basil" in docs
+        else next(d for d in docs.values() if d.source == "crops")
+    )
+    assert basil.title and basil.meta["url"].startswith("http://127.0.0.1")
+    article = docs[f"articles:{articles[0]['id']}"]
+    assert article.meta["url"] == articles[0]["html_url"] and article.sections
+
+    # a second run changes no file
+    before = snapshot_tree(root)
+    run(root)
+    assert changed_files(before, snapshot_tree(root)) == []
+
+    # one changed record: exactly one new snapshot and one changed layer-1 file
+    crops[7]["description"] = "Changed on the server."
+    run(root)
+    diff = changed_files(before, snapshot_tree(root))
+    new_snapshots = [d for d in diff if d.startswith(f"{LAYER0}/crops/") and "@" in d]
+    layer1 = [d for d in diff if d.startswith(LAYER1)]
+    assert len(new_snapshots) == 1 and new_snapshots[0].startswith(f"{LAYER0}/crops/{crops[7]['slug']}@")
+    assert layer1 == [f"{LAYER1}/crops/{crops[7]['slug']}.md"]
+    assert set(diff) - set(new_snapshots) - set(layer1) <= {
+        f"{LAYER0}/crops/_manifest.json",
+        ".wikic/transform.json",
+    }
