@@ -82,24 +82,29 @@ def resolve_ref(ref: str, docs: list[SourceDoc]) -> SourceDoc | None:
 
 
 def device_sources(device: Device, docs: list[SourceDoc], superseded: dict[str, str]) -> list[SourceDoc]:
+    """The device's spec pages, then the sources about it: listed in ``products``, named in the
+    title, or named at least twice in the body; best first, at most 20."""
+    from .librarian.extract import mentions
+
     specs = [d for d in (resolve_ref(r, docs) for r in device.sources) if d is not None]
     names = device.match or (device.title,)
-    related = []
+    scored = []
     for d in docs:
-        if d in specs or d.path in superseded:
+        if d in specs or d.path in superseded or _mentions(d.title, device.exclude):
             continue
         products = d.meta.get("products")
         listed = isinstance(products, list) and device.id in products
-        if listed or (_mentions(d.title, names) and not _mentions(d.title, device.exclude)):
-            related.append(d)
-    related.sort(key=lambda d: (not _mentions(d.title, names), d.path))
-    return specs + related[:20]
+        in_title = _mentions(d.title, names)
+        count = mentions(d.body, names)
+        if listed or in_title or count:
+            scored.append((not in_title, not listed, -count, d.path, d))
+    scored.sort(key=lambda t: t[:4])
+    strong = [t for t in scored if not t[0] or not t[1] or t[2] <= -2]
+    scored = strong or scored  # a device named only in passing still gets its few mentions
+    return specs + [t[-1] for t in scored[:20]]
 
 
-def comparison_rows(comp: Comparison, docs: list[SourceDoc], devices: list[PageSpec]) -> list[SourceDoc]:
-    if comp.of == "devices":
-        by_path = {d.path: d for d in docs}
-        return [by_path[s.sources[0]] for s in devices if s.sources and s.sources[0] in by_path]
+def comparison_rows(comp: Comparison, docs: list[SourceDoc]) -> list[SourceDoc]:
     pool = [d for d in docs if d.source == comp.of]
     if comp.rows:
         wanted = set(comp.rows)
@@ -159,25 +164,45 @@ def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
 def topic_groups(
     rule: TopicRule, docs: list[SourceDoc], superseded: dict[str, str]
 ) -> list[tuple[str, list[SourceDoc]]]:
-    pool = [d for d in docs if d.source == rule.source and d.path not in superseded]
+    from .librarian.extract import has_quotable
+
+    pool = [d for d in docs if d.source == rule.source and d.path not in superseded and has_quotable(d)]
     groups: dict[str, list[SourceDoc]] = defaultdict(list)
     terms = _cluster_terms(pool) if not rule.group_by else {}
     for d in pool:
         groups[_group_value(d, rule.group_by) if rule.group_by else terms[d.path]].append(d)
     out = []
+    titles = _group_titles(sorted(groups), rule.titles)
     for value in sorted(groups):
         members = sorted(groups[value], key=lambda d: (d.title.lower(), d.path))
-        title = rule.titles.get(value) or (
-            value.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").strip().capitalize()
-            if value
-            else "Other"
-        )
+        title = titles[value]
         chunks = [members[i : i + rule.max_sources] for i in range(0, len(members), rule.max_sources)]
         for n, chunk in enumerate(chunks, 1):
             part = title
             if len(chunks) > 1:
                 part = f"{title} {n}: {chunk[0].title} to {chunk[-1].title}"
             out.append((part, chunk))
+    return out
+
+
+def _group_titles(values: list[str], configured: dict[str, str]) -> dict[str, str]:
+    """Readable titles for group values: configured ones, else the last path segment, widened
+    with its parent segments while two values would share a title."""
+
+    def words_of(value: str, depth: int) -> str:
+        parts = [p for p in value.split("/") if p][-depth:]
+        return " ".join(parts).replace("-", " ").replace("_", " ").strip().capitalize() or "Other"
+
+    out: dict[str, str] = {}
+    depth = {v: 1 for v in values}
+    for _ in range(6):
+        out = {v: configured.get(v) or words_of(v, depth[v]) for v in values}
+        counts = Counter(out.values())
+        clashes = [v for v in values if counts[out[v]] > 1 and v not in configured]
+        if not clashes:
+            break
+        for v in clashes:
+            depth[v] += 1
     return out
 
 
@@ -215,7 +240,26 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 )
             )
     for comp in schema.comparisons:
-        rows = comparison_rows(comp, docs, device_specs)
+        if comp.of == "devices":
+            # Rows are devices; the sources are those that state a compared fact about one.
+            from .librarian.extract import device_facts
+
+            by_path = {d.path: d for d in docs}
+            wanted = set(comp.fields)
+            srcs: list[str] = []
+            for spec in device_specs:
+                facts = device_facts(spec.config["device"], [by_path[p] for p in spec.sources])
+                srcs += [c.path for k, _, c in facts if k in wanted and c.path not in srcs]
+            if srcs:
+                add(
+                    "comparison",
+                    comp.id,
+                    comp.title,
+                    srcs,
+                    {"comparison": comp.__dict__, "devices": [s.config["device"] for s in device_specs]},
+                )
+            continue
+        rows = comparison_rows(comp, docs)
         if rows:
             add("comparison", comp.id, comp.title, [d.path for d in rows], {"comparison": comp.__dict__})
     for guide in schema.guides:

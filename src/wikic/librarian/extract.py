@@ -104,11 +104,25 @@ def _quotable(s: str) -> bool:
     return 3 <= n <= 80 and bool(re.search(r"[^\W\d_]", s)) and not s.rstrip().endswith(":")
 
 
-def section_blocks(doc: SourceDoc, section: Section, limit: int) -> list[Block]:
-    """Up to ``limit`` quoted units of one section, as paragraph and bullet blocks."""
+def section_blocks(doc: SourceDoc, section: Section, limit: int, table_rows: int = 12) -> list[Block]:
+    """Up to ``limit`` quoted units of one section, as paragraph and bullet blocks; a section with
+    no prose but a table yields the table's first rows, each fact cell citing the section."""
     cite = (Citation(doc.path, section.anchor),)
     blocks: list[Block] = []
-    for kind, text in prose_units(section.text)[:limit]:
+    units = prose_units(section.text)
+    if not units and table_rows:
+        for sec, header, rows in source_tables(doc):
+            if sec is section and rows and any(header):
+                width = len(header)
+                body = tuple(
+                    tuple(
+                        Cell(c) if i == 0 else Cell(c, cite) if c else Cell("")
+                        for i, c in enumerate((row + [""] * width)[:width])
+                    )
+                    for row in rows[:table_rows]
+                )
+                return [Block("table", header=tuple(header), rows=body)]
+    for kind, text in units[:limit]:
         sentence = Sentence(text, cite)
         block_kind = "bullets" if kind == "bullet" else "para"
         if blocks and blocks[-1].kind == block_kind:
@@ -147,14 +161,6 @@ def spec_fields(doc: SourceDoc, wanted: tuple[str, ...] = ()) -> list[str]:
         and (not isinstance(v, str) or len(v) <= 80)
         and v not in (None, "", [])
     ]
-
-
-def spec_table(doc: SourceDoc, fields: tuple[str, ...] = ()) -> Block | None:
-    rows = [
-        (Cell(field_label(f)), Cell(format_value(doc.meta[f]), (cite_field(doc, doc.meta[f]),)))
-        for f in spec_fields(doc, fields)
-    ]
-    return Block("table", header=("Specification", "Value"), rows=tuple(rows)) if rows else None
 
 
 def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...]) -> Block:
@@ -196,3 +202,96 @@ def keywords(texts: list[str], n: int = 10, extra: tuple[str, ...] = ()) -> tupl
     ranked = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     out = list(dict.fromkeys([*(e.lower() for e in extra), *ranked]))
     return tuple(out[:n])
+
+
+def _cells(line: str) -> list[str]:
+    line = line.strip().strip("|")
+    return [plain_inline(c.strip()) for c in re.split(r"(?<!\\)\|", line)]
+
+
+def source_tables(doc: SourceDoc):
+    """Yield (section, header cells, data rows) for every Markdown table in a document."""
+    for section in doc.sections:
+        lines = section.text.split("\n")
+        i = 0
+        while i < len(lines) - 1:
+            if lines[i].strip().startswith("|") and re.match(r"^\s*\|?\s*:?-{2,}", lines[i + 1]):
+                header = _cells(lines[i])
+                rows = []
+                j = i + 2
+                while j < len(lines) and lines[j].strip().startswith("|"):
+                    rows.append(_cells(lines[j]))
+                    j += 1
+                yield section, header, rows
+                i = j
+            else:
+                i += 1
+
+
+def _names_match(cell: str, names: tuple[str, ...], brand: str = "") -> bool:
+    text = " ".join(cell.lower().replace("(", " ").replace(")", " ").split())
+    for name in names:
+        n = " ".join(name.lower().replace("(", " ").replace(")", " ").split())
+        if text == n or (brand and text == f"{brand.lower()} {n}"):
+            return True
+    return False
+
+
+def device_facts(device: dict, docs: list[SourceDoc]) -> list[tuple[str, str, Citation]]:
+    """(label, value, citation) facts about a device: its spec pages' frontmatter fields, then the
+    rows of source tables whose first cell names the device."""
+    facts: list[tuple[str, str, Citation]] = []
+    seen: set[str] = set()
+    spec_refs = set(device.get("sources") or ())
+    names = tuple(device.get("match") or ()) + (device["title"],)
+    for doc in docs:
+        if f"{doc.source}:{doc.id}" in spec_refs or f"{doc.source}:{doc.key}" in spec_refs:
+            for f in spec_fields(doc, tuple(device.get("fields") or ())):
+                if f not in seen:
+                    seen.add(f)
+                    facts.append((f, format_value(doc.meta[f]), cite_field(doc, doc.meta[f])))
+    for doc in docs:
+        for section, header, rows in source_tables(doc):
+            for row in rows:
+                if not row or not _names_match(row[0], names):
+                    continue
+                for label_, value in zip(header[1:], row[1:]):
+                    key = label_.strip()
+                    if key and value.strip() and key.lower() not in seen:
+                        seen.add(key.lower())
+                        facts.append((key, value.strip(), Citation(doc.path, section.anchor)))
+    return facts
+
+
+def facts_table(facts: list[tuple[str, str, Citation]]) -> Block | None:
+    if not facts:
+        return None
+    rows = tuple((Cell(field_label(k) if "_" in k else k), Cell(v, (c,))) for k, v, c in facts)
+    return Block("table", header=("Specification", "Value"), rows=rows)
+
+
+def mentions(text: str, names: tuple[str, ...]) -> int:
+    low = text.lower()
+    return sum(len(re.findall(r"(?<!\w)" + re.escape(n.lower()) + r"(?!\w)", low)) for n in names)
+
+
+def facts_comparison(
+    rows: list[tuple[str, dict[str, tuple[str, Citation]]]], fields: tuple[str, ...]
+) -> Block:
+    """Rows of (name, {field: (value, citation)}) as a comparison table."""
+    out = []
+    for name, facts in rows:
+        lowered = {k.lower(): v for k, v in facts.items()}
+        cells = [Cell(name)]
+        for f in fields:
+            hit = facts.get(f) or lowered.get(f.lower())
+            cells.append(Cell(hit[0], (hit[1],)) if hit else Cell("—"))
+        out.append(tuple(cells))
+    return Block(
+        "table", header=("Name", *(field_label(f) if "_" in f else f for f in fields)), rows=tuple(out)
+    )
+
+
+def has_quotable(doc: SourceDoc) -> bool:
+    """Whether a document has any prose or table a page could quote (image-only pages have none)."""
+    return any(prose_units(s.text) for s in doc.sections) or any(rows for _, _, rows in source_tables(doc))

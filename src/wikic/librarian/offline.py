@@ -12,7 +12,17 @@ from ..draft import Block, Draft
 from ..models import SourceDoc
 from ..plan import current_of
 from .base import Failure, PageJob, Usage
-from .extract import comparison_table, keywords, lead_section, section_blocks, spec_table, superseded_notes
+from .extract import (
+    comparison_table,
+    device_facts,
+    facts_comparison,
+    facts_table,
+    keywords,
+    lead_section,
+    mentions,
+    section_blocks,
+    superseded_notes,
+)
 
 SECTIONS_PER_SOURCE = 10
 UNITS_PER_SECTION = 2
@@ -109,18 +119,19 @@ def _topic(job: PageJob) -> Draft:
 
 def _device(job: PageJob) -> Draft:
     device = job.spec.config["device"]
-    spec_paths = [
-        p for p in job.docs if any(p == _path_of(r, job) for r in job.spec.config.get("spec_sources", []))
-    ]
+    names = tuple(device.get("match") or ()) + (device["title"],)
+    spec_paths = [p for p in job.docs if any(p == _path_of(r, job) for r in device.get("sources") or ())]
     blocks: list[Block] = []
+    for path in spec_paths:
+        lead = lead_section(job.docs[path])
+        if lead is not None:
+            blocks.extend(section_blocks(job.docs[path], lead, 3))
+    table = facts_table(device_facts(device, list(job.docs.values())))
+    if table is not None:
+        blocks += [Block("heading", text="Specifications", level=2), table]
     for path in spec_paths:
         doc = job.docs[path]
         lead = lead_section(doc)
-        if lead is not None:
-            blocks.extend(section_blocks(doc, lead, 3))
-        table = spec_table(doc, tuple(device.get("fields") or ()))
-        if table is not None:
-            blocks += [Block("heading", text="Specifications", level=2), table]
         for section in doc.sections:
             if section is lead or section.level < 2:
                 continue
@@ -131,11 +142,14 @@ def _device(job: PageJob) -> Draft:
     if related:
         blocks.append(Block("heading", text="In the knowledge base", level=2))
         for doc in related:
-            blocks.append(Block("heading", text=doc.title, level=3))
-            blocks.extend(doc_blocks(doc, level=4, sections=3))
+            about = [s for s in doc.sections if mentions(s.heading + " " + s.text, names)] or doc.sections
+            body: list[Block] = []
+            for section in about[:3]:
+                body.extend(section_blocks(doc, section, 3))
+            if body:
+                blocks += [Block("heading", text=doc.title, level=3), *body]
             blocks.extend(superseded_notes(older_versions(job, doc)))
     summary = f"{device['title']}: specifications, features and {len(related)} related sources"
-    names = tuple(device.get("match") or ()) + (device["title"],)
     return Draft(
         job.spec.title,
         summary,
@@ -155,18 +169,20 @@ def _path_of(ref: str, job: PageJob) -> str | None:
 
 def _comparison(job: PageJob) -> Draft:
     comp = job.spec.config["comparison"]
-    rows = []
-    for doc in job.docs.values():
-        rows.append((doc.title, doc))
-    table = comparison_table(rows, tuple(comp["fields"]))
-    summary = comp.get("purpose") or f"Compares {', '.join(comp['fields'])} across {len(rows)} entries"
-    return Draft(
-        job.spec.title,
-        summary,
-        keywords([t for t, _ in rows], extra=tuple(comp["fields"])),
-        (table,),
-        job.related,
-    )
+    fields = tuple(comp["fields"])
+    if comp["of"] == "devices":
+        docs = list(job.docs.values())
+        rows = []
+        for device in job.spec.config["devices"]:
+            facts = {k: (v, c) for k, v, c in device_facts(device, docs)}
+            rows.append((device["title"], facts))
+        table = facts_comparison(rows, fields)
+        names = [t for t, _ in rows]
+    else:
+        table = comparison_table([(d.title, d) for d in job.docs.values()], fields)
+        names = [d.title for d in job.docs.values()]
+    summary = comp.get("purpose") or f"Compares {', '.join(fields)} across {len(names)} entries"
+    return Draft(job.spec.title, summary, keywords(names, extra=fields), (table,), job.related)
 
 
 def _guide(job: PageJob) -> Draft:
