@@ -191,12 +191,15 @@ def compile_cmd(
         bool, typer.Option("--dry-run", help="Print the plan with estimated tokens and cost.")
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    batch: Annotated[
+        bool, typer.Option("--batch", help="anthropic: send all pages as one Message Batch (cheaper).")
+    ] = False,
 ) -> None:
     """Compile layer 1 into the wiki, incrementally; maintain index.md and log.md."""
     from .compile import compile_wiki
 
     with progress_bar(not json_out) as bar:
-        report = run(compile_wiki, state.root, backend=librarian, dry_run=dry_run, progress=bar)
+        report = run(compile_wiki, state.root, backend=librarian, dry_run=dry_run, progress=bar, batch=batch)
     if json_out:
         dump_json(report_dict(report))
     elif dry_run:
@@ -234,17 +237,24 @@ def print_plan(report) -> None:
 def print_compile_report(report) -> None:
     for note in report.notes:
         err.print(f"[yellow]note:[/yellow] {note}")
+    widest = max((p + m for _, p, m in report.diffstat), default=0)
     for path, plus, minus in report.diffstat:
-        bar = "[green]" + "+" * min(plus, 30) + "[/green][red]" + "-" * min(minus, 30) + "[/red]"
-        out.print(f" {path:<56} | {plus + minus:>5} {bar}")
+        scale = min(1.0, 40 / widest) if widest else 1.0
+        bar = "[green]" + "+" * round(plus * scale) + "[/green][red]" + "-" * round(minus * scale) + "[/red]"
+        out.print(f" {path} | {plus + minus} {bar}", soft_wrap=True)
+    if report.diffstat:
+        adds = sum(p for _, p, _ in report.diffstat)
+        dels = sum(m for _, _, m in report.diffstat)
+        out.print(f" {len(report.diffstat)} pages changed, {adds} insertions(+), {dels} deletions(-)")
     u = report.usage
     out.print(
-        f"compile ({report.backend}/{report.model}) in {report.seconds:.2f}s: "
-        f"pages +{len(report.added)} ~{len(report.changed)} -{len(report.removed)} ={report.unchanged}; "
-        f"sentences {report.sentences} cited {report.cited} verified {report.verified} "
-        f"repaired {report.repaired} dropped {report.dropped}; citations {report.citations}; "
-        f"LLM calls {u.calls}, tokens in {u.input_tokens} (cached {u.cache_read_tokens}, "
-        f"cache writes {u.cache_write_tokens}) out {u.output_tokens}"
+        f"compile ({report.backend}/{report.model}) in {report.seconds:.2f}s\n"
+        f"  pages: +{len(report.added)} ~{len(report.changed)} -{len(report.removed)} ={report.unchanged}\n"
+        f"  sentences: {report.sentences} cited {report.cited} verified {report.verified} "
+        f"repaired {report.repaired} dropped {report.dropped}; citations {report.citations}\n"
+        f"  LLM calls {u.calls}; tokens in {u.input_tokens} (cache reads {u.cache_read_tokens}, "
+        f"cache writes {u.cache_write_tokens}), out {u.output_tokens}",
+        soft_wrap=True,
     )
     if report.index_changed:
         out.print(f"index: {', '.join(report.index_changed)}")

@@ -100,8 +100,11 @@ def render_body(draft: Draft, page_path: str) -> str:
         elif b.kind == "bullets":
             lines += [f"- {s.text} {_cite_links(s.cites, page_path)}" for s in b.sentences] + [""]
         elif b.kind == "note":
-            lines.append(f"> {SUPERSEDED_MARK} {b.text}")
-            lines += [f"> {s.text} {_cite_links(s.cites, page_path)}" for s in b.sentences] + [""]
+            # The lead-in shares the first quoted sentence's line, so every line carries a citation.
+            for n, s in enumerate(b.sentences):
+                lead = f"{SUPERSEDED_MARK} {b.text} " if n == 0 else ""
+                lines.append(f"> {lead}{s.text} {_cite_links(s.cites, page_path)}")
+            lines += [""]
         elif b.kind == "table":
             lines.append("| " + " | ".join(escape_cell(h) for h in b.header) + " |")
             lines.append("|" + "---|" * len(b.header))

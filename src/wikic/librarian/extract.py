@@ -186,7 +186,7 @@ def superseded_notes(older: list[SourceDoc]) -> list[Block]:
             continue
         quoted = prose_units(section.text)[:2]
         when = old.meta.get("updated_at", "an unknown date")
-        lead = f"An earlier version, updated {when}, said:"
+        lead = f"(earlier version, updated {when}):"
         notes.append(
             Block(
                 "note",

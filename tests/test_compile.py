@@ -1,0 +1,220 @@
+"""The compile stage on the example KB with the offline librarian: citations, incrementality, safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import changed_files, snapshot_tree
+from typer.testing import CliRunner
+from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, body_lines, page_types, pages
+
+from wikic.cli import app
+from wikic.compile import compile_wiki
+from wikic.config import load_sources
+from wikic.errors import ConfigError
+from wikic.fetch import fetch
+from wikic.transform import transform
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def copy_example(dest: Path) -> Path:
+    for name in ("schema", "layer1_sources", "layer0_raw", "examples"):
+        shutil.copytree(REPO / name, dest / name)
+    (dest / "wiki").mkdir()
+    return dest
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    root = copy_example(tmp_path / "kb")
+    # Hand-maintained specs only; generated layer-1 files come from the committed layer 0.
+    config = load_sources(root)
+    assert all(not r.errors for r in transform(root, config))
+    return root
+
+
+def test_every_sentence_and_fact_cell_cites_an_existing_section(kb: Path) -> None:
+    report = compile_wiki(kb)
+    assert report.failed == [] and report.dropped == 0
+    assert report.sentences == report.verified == report.cited > 500
+    assert assert_every_fact_cited(kb) == report.citations
+
+
+def test_all_page_types_and_every_page_reachable_from_index(kb: Path) -> None:
+    compile_wiki(kb)
+    assert page_types(kb) == {"topic", "device", "guide", "comparison"}
+    assert_reachable_from_index(kb)
+
+
+def test_no_change_recompile_writes_nothing_and_output_is_byte_identical(kb: Path, tmp_path: Path) -> None:
+    first = compile_wiki(kb)
+    before = snapshot_tree(kb)
+    again = compile_wiki(kb)
+    assert not again.wrote_anything and again.usage.calls == 0
+    assert again.unchanged == len(first.added)
+    assert changed_files(before, snapshot_tree(kb)) == []
+    other = copy_example(tmp_path / "other")
+    transform(other, load_sources(other))
+    compile_wiki(other)
+    ours, theirs = pages(kb), pages(other)
+    assert ours == theirs
+
+
+def _change_plant(root: Path, plant_id: str, field: str, value: object) -> None:
+    for page in sorted((root / "examples/api/plants").glob("page-*.json")):
+        data = json.loads(page.read_text("utf-8"))
+        for item in data["results"]["items"]:
+            if item["id"] == plant_id:
+                item[field] = value
+                page.write_text(json.dumps(data, indent=1), "utf-8")
+                return
+    raise AssertionError(f"no plant {plant_id}")
+
+
+def test_one_changed_source_rewrites_only_the_pages_that_cite_it(kb: Path) -> None:
+    compile_wiki(kb)
+    before = snapshot_tree(kb)
+    _change_plant(kb, "genovese-basil", "light_hours", 15)
+    config = load_sources(kb)
+    assert [r.changed for r in fetch(kb, config) if r.source == "plants"] == [1]
+    transform(kb, config)
+    citing = {p for p, t in pages(kb).items() if "layer1_sources/plants/genovese-basil.md" in t}
+    report = compile_wiki(kb)
+    changed = {p for p in changed_files(before, snapshot_tree(kb)) if p.startswith("wiki/")}
+    assert set(report.changed) == citing - {"wiki/index.md"}
+    assert changed - {"wiki/index.md", "wiki/log.md"} == citing
+    assert "| 15 " in (kb / "wiki/comparisons/herbs.md").read_text("utf-8")
+    log = (kb / "wiki/log.md").read_text("utf-8")
+    assert re.search(r"^## \[\d{4}-\d{2}-\d{2}\] compile \| \+0 ~\d+ -0 pages \| sources: plants$", log, re.M)
+
+
+def test_rules_change_recompiles_everything(kb: Path) -> None:
+    first = compile_wiki(kb)
+    rules = kb / "schema/librarian.md"
+    rules.write_text(rules.read_text("utf-8") + "\n7. Keep headings short.\n", "utf-8")
+    again = compile_wiki(kb)
+    # Offline output does not depend on the prose of the rules, but every page is reconsidered
+    # and rewritten with its new fingerprint.
+    assert len(again.changed) == len(first.added) and again.unchanged == 0
+
+
+def test_deleted_source_drops_its_citations_and_sole_source_pages(kb: Path) -> None:
+    compile_wiki(kb)
+    (kb / "layer1_sources/faq/pump-noise.md").unlink()
+    blog_tag_pages = {p for p, t in pages(kb).items() if p.startswith("wiki/topics/blog-")}
+    # Remove every source of one blog topic page: the page must go away.
+    page = sorted(blog_tag_pages)[0]
+    sources = yaml.safe_load(pages(kb)[page].split("---\n")[1])["sources"]
+    for src in sources:
+        (kb / src).unlink()
+    report = compile_wiki(kb)
+    assert page in report.removed and not (kb / page).exists()
+    text = "\n".join(pages(kb).values())
+    assert "faq/pump-noise.md" not in text
+    assert page.split("/")[-1] not in (kb / "wiki/index.md").read_text("utf-8")
+
+
+def test_superseded_versions_are_noted_with_dates_and_current_value_stated(kb: Path) -> None:
+    compile_wiki(kb)
+    text = (kb / "wiki/topics/faq-orders-and-policies.md").read_text("utf-8")
+    current = [
+        line for line in body_lines(text) if "return-policy-2026.md" in line and not line.startswith(">")
+    ]
+    assert any("60 days" in line for line in current)
+    notes = [line for line in body_lines(text) if line.startswith("> ")]
+    assert any("**Superseded** (earlier version, updated 2025-03-03):" in n for n in notes)
+    assert all("return-policy-2026" not in n for n in notes)
+    # The old 30-day statement appears only inside a superseded note.
+    for line in body_lines(text):
+        if "30 days" in line and "faq/return-policy.md" in line:
+            assert line.startswith("> ")
+
+
+def test_dry_run_plans_with_token_estimates_and_writes_nothing(kb: Path) -> None:
+    before = snapshot_tree(kb)
+    result = CliRunner().invoke(app, ["--root", str(kb), "compile", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "wiki/devices/grove-6.md" in result.output and "estimated cost" in result.output
+    assert [p for p in changed_files(before, snapshot_tree(kb)) if not p.startswith(".wikic")] == []
+
+
+def test_cli_compile_prints_report_and_diffstat(kb: Path) -> None:
+    result = CliRunner().invoke(app, ["--root", str(kb), "compile"])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"wiki/devices/grove-6\.md \| \d+ \++$", result.output, re.M)
+    assert "verified" in result.output and "dropped 0" in result.output
+
+
+def test_index_splits_into_sub_indexes_past_its_budget(kb: Path) -> None:
+    wiki_yaml = kb / "schema/wiki.yaml"
+    data = yaml.safe_load(wiki_yaml.read_text("utf-8"))
+    data["index"]["token_budget"] = 1200
+    wiki_yaml.write_text(yaml.safe_dump(data), "utf-8")
+    compile_wiki(kb)
+    index = (kb / "wiki/index.md").read_text("utf-8")
+    subs = sorted((kb / "wiki/index").glob("*.md"))
+    assert subs and len(index) // 4 <= 1200
+    for sub in subs:
+        assert len(sub.read_text("utf-8")) // 4 <= 1200
+        assert f"index/{sub.name}" in index
+    listed = set()
+    for sub in subs:
+        listed |= {
+            os.path.normpath(os.path.join("wiki/index", m))
+            for m in re.findall(r"\]\(([^)]+\.md)\)", sub.read_text("utf-8"))
+        }
+    content = {p for p in pages(kb) if not p.startswith("wiki/index")}
+    assert content <= listed
+
+
+def test_strict_schema_errors_name_file_and_key(kb: Path) -> None:
+    wiki_yaml = kb / "schema/wiki.yaml"
+    wiki_yaml.write_text(wiki_yaml.read_text("utf-8") + "\nbogus_key: 1\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"wiki\.yaml.*bogus_key"):
+        compile_wiki(kb)
+    result = CliRunner().invoke(app, ["--root", str(kb), "compile"])
+    assert result.exit_code == 2 and "bogus_key" in result.output
+
+
+def test_a_concurrent_compile_is_refused_by_the_lock(kb: Path) -> None:
+    from wikic.errors import LockedError
+    from wikic.fsutil import kb_lock
+
+    with kb_lock(kb), pytest.raises(LockedError):
+        compile_wiki(kb)
+
+
+def test_kill_9_mid_compile_leaves_a_consistent_wiki_that_a_rerun_completes(kb: Path, tmp_path: Path) -> None:
+    reference = copy_example(tmp_path / "reference")
+    transform(reference, load_sources(reference))
+    compile_wiki(reference)
+    expected = pages(reference)
+    # Kill real compiles at several moments (before, during and after the writes); whatever the
+    # moment, the files present are complete and a rerun converges on the reference wiki.
+    for delay in (0.3, 0.45, 0.6, 0.75, 0.9):
+        shutil.rmtree(kb / "wiki")
+        (kb / "wiki").mkdir()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "wikic", "--root", str(kb), "compile"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        for p in (kb / "wiki").rglob("*.md"):
+            assert p.read_text("utf-8").endswith("\n"), f"{p} is incomplete"
+        compile_wiki(kb)
+        assert pages(kb) == expected
+        assert not list((kb / "wiki").rglob(".*.tmp"))

@@ -1,0 +1,72 @@
+"""The FarmBot corpus (487 sources served on loopback) compiled with the offline librarian."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from apiserver import ApiServer
+from conftest import changed_files, snapshot_tree
+from farmbot_kb import available, build_layers
+from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, page_types, pages
+
+from wikic.compile import compile_wiki
+from wikic.config import load_sources
+from wikic.fetch import fetch
+from wikic.transform import transform
+
+pytestmark = pytest.mark.skipif(
+    not available(), reason="FarmBot corpus not found in ../shared/corpora/farmbot"
+)
+
+
+@pytest.fixture
+def farm(tmp_path, api: ApiServer):
+    root = tmp_path / "farm"
+    build_layers(root, api)
+    return root
+
+
+def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> None:
+    report = compile_wiki(farm)
+    assert report.failed == [] and report.dropped == 0
+    assert report.verified == report.sentences > 1000
+    assert assert_every_fact_cited(farm) == report.citations
+    assert page_types(farm) == {"topic", "device", "guide", "comparison"}
+    assert_reachable_from_index(farm)
+    devices = {p for p in pages(farm) if p.startswith("wiki/devices/")}
+    assert {"wiki/devices/farmbot-express.md", "wiki/devices/farmbot-genesis.md"} <= devices
+    express = (farm / "wiki/devices/farmbot-express.md").read_text("utf-8")
+    assert "| Max Plant Height | 0.5m [articles/4635009]" in express
+    # Every layer-1 source is used by a page or reported unplaced (image-only pages quote nothing).
+    used = set()
+    for text in pages(farm).values():
+        if text.startswith("---"):
+            used |= set(yaml.safe_load(text.split("---\n")[1]).get("sources") or [])
+    all_sources = {p.relative_to(farm).as_posix() for p in (farm / "layer1_sources").rglob("*.md")}
+    assert len(all_sources) == 487
+    assert all_sources == used | set(report.unplaced)
+
+    # A no-change recompile writes nothing and makes no LLM call.
+    before = snapshot_tree(farm)
+    again = compile_wiki(farm)
+    assert not again.wrote_anything and again.usage.calls == 0
+    assert changed_files(before, snapshot_tree(farm)) == []
+
+    # Changing one crop on the API rewrites only the pages that cite it (plus the index line).
+    crops = api.collections["crops"].records
+    carrot = next(c for c in crops if c["slug"] == "carrot")
+    carrot["row_spacing"] = 22
+    config = load_sources(farm)
+    fetch(farm, config, sleep=lambda s: None)
+    transform(farm, config)
+    citing = {
+        p for p, t in pages(farm).items() if "layer1_sources/crops/carrot.md" in t and p != "wiki/index.md"
+    }
+    before = snapshot_tree(farm)
+    report = compile_wiki(farm)
+    changed = {p for p in changed_files(before, snapshot_tree(farm)) if p.startswith("wiki/")}
+    assert citing and set(report.changed) == citing
+    assert changed - {"wiki/index.md", "wiki/log.md"} == citing
+    assert json.dumps(report.added) == "[]" and report.removed == []

@@ -1,0 +1,87 @@
+"""Assertions over a compiled wiki shared by the compile tests (example KB and FarmBot)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+from wikic.draft import parse_citations
+from wikic.layer1 import load_layer1
+from wikic.markdown import anchors
+
+
+def pages(root: Path) -> dict[str, str]:
+    """Every wiki Markdown file but the log, as {path: text}."""
+    return {
+        p.relative_to(root).as_posix(): p.read_text("utf-8")
+        for p in sorted((root / "wiki").rglob("*.md"))
+        if p.name != "log.md"
+    }
+
+
+def body_lines(text: str) -> list[str]:
+    return text.split("\n---\n", 1)[1].split("\n")
+
+
+def page_types(root: Path) -> set[str]:
+    return {
+        yaml.safe_load(t.split("---\n")[1])["type"]
+        for p, t in pages(root).items()
+        if not p.startswith("wiki/index")
+    }
+
+
+def assert_every_fact_cited(root: Path) -> int:
+    """Every prose line and every fact cell cites an existing layer-1 file and anchor; returns the
+    number of citations checked."""
+    docs = {d.path: d for d in load_layer1(root)}
+    doc_anchors = {p: anchors(d.body) for p, d in docs.items()}
+    checked = 0
+    for path, text in pages(root).items():
+        if path.startswith("wiki/index"):
+            continue
+        header = True
+        for line in body_lines(text):
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#") or re.match(r"^\|?-{3}", stripped):
+                header = not stripped.startswith("|") if not stripped else header
+                continue
+            if stripped.startswith("- [") and "](../" in stripped and "layer1_sources" not in stripped:
+                continue  # "See also" links between pages
+            if stripped.startswith("|"):
+                cells = stripped.strip("|").split(" | ")
+                if header:  # the first row of a table is its header
+                    header = False
+                    continue
+                cells = cells[1:]  # row label
+            else:
+                cells = [stripped]
+            for cell in cells:
+                if cell.strip() in ("—", ""):
+                    continue
+                cites = parse_citations(cell, path)
+                assert cites, f"{path}: uncited: {cell!r}"
+                for c in cites:
+                    assert c.path in docs, f"{path}: cites missing file {c.path}"
+                    assert c.anchor in doc_anchors[c.path], f"{path}: cites missing anchor {c}"
+                    checked += 1
+    return checked
+
+
+def assert_reachable_from_index(root: Path) -> None:
+    found = pages(root)
+    reachable: set[str] = set()
+    todo = ["wiki/index.md"]
+    while todo:
+        current = todo.pop()
+        if current in reachable:
+            continue
+        reachable.add(current)
+        if current.startswith("wiki/index"):
+            for m in re.findall(r"\]\(([^)#]+\.md)\)", found[current]):
+                todo.append(os.path.normpath(os.path.join(os.path.dirname(current), m)))
+    for path in found:
+        assert path in reachable, f"{path} is not reachable from index.md"
