@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import frontmatter
 import pytest
+import yaml
 from conftest import changed_files, snapshot_tree
 
 from wikic.config import load_sources
 from wikic.fetch import fetch
 from wikic.layer0 import LAYER0, MANIFEST
 from wikic.layer1 import LAYER1, load_layer1
-from wikic.transform import STATE, TransformReport, transform
+from wikic.transform import STATE, TransformReport, dump_frontmatter, transform
 
 
 def kb(tree, sources: dict[str, Any], files: dict[str, Any] | None = None, name: str = "kb") -> Path:
@@ -338,3 +340,37 @@ def test_hostile_ids_stay_inside_layer1_source_folder(tree, api, hostile):
     fetch_and_transform(root)
     [path] = list((root / LAYER1).rglob("*.md"))
     assert path.parent == root / LAYER1 / "items"
+
+
+AWKWARD = {
+    "title": "Quotes \"double\" and 'single': colon # hash",
+    "plain": "Watering your plants",
+    "unicode": "Grüße 日本語 🌱",
+    "looks_like": ["yes", "no", "null", "1e3", "0x10", "2024-01-01", "~", "- dash", "", " padded "],
+    "multiline": "line one\nline two\n",
+    "control": "tab\there\x85nel\u2028ls",
+    "numbers": [0, -1, 1.5, 1e-05, 10**20],
+    "flags": [True, False, None],
+    "long": "word " * 300,
+    "layer0": {"path": "layer0_raw/a/x@0123.json", "sha256": "sha256:" + "0" * 64},
+}
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeDumper"), reason="PyYAML built without libyaml")
+def test_frontmatter_bytes_do_not_depend_on_libyaml():
+    # Known exception: characters outside the BMP (emoji) are escaped by the pure-Python emitter only,
+    # so a machine without libyaml would write such titles differently (still the same YAML value).
+    bmp = {**AWKWARD, "unicode": "Grüße 日本語"}
+    assert dump_frontmatter(bmp, yaml.CSafeDumper) == dump_frontmatter(bmp, yaml.SafeDumper)
+    assert yaml.safe_load(dump_frontmatter(AWKWARD)) == AWKWARD
+    assert yaml.safe_load(dump_frontmatter(AWKWARD, yaml.SafeDumper)) == AWKWARD
+
+
+def test_generated_files_follow_the_umask(tree, api):
+    url = api.add("items", [{"id": "a", "title": "A", "body": "b"}])
+    root = kb(tree, {"items": {"kind": "http", "url": url, "items": "data", "body": "body"}})
+    fetch_and_transform(root)
+    old = os.umask(0)
+    os.umask(old)
+    for path in [root / LAYER1 / "items/a.md", *(root / LAYER0 / "items").iterdir()]:
+        assert path.stat().st_mode & 0o777 == 0o666 & ~old, path

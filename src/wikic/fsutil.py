@@ -7,7 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,15 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     if isinstance(data, str):
         data = data.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # Not tempfile.mkstemp: its files are mode 0600 (published layers must follow the umask like
+    # any other file) and its O_NOFOLLOW/random-name dance costs twice the create on big folders.
+    while True:
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

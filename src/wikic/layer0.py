@@ -95,9 +95,10 @@ class SourceStore:
         key = self.key_for(record.id, nested)
         rel = f"{LAYER0}/{self.source}/{key}@{digest.split(':', 1)[1][:12]}.json"
         path = self.root / rel
-        if path.exists():
+        if path.exists():  # written by a run that died before saving the manifest
+            data = path.read_bytes()
             try:
-                body = json.loads(path.read_text("utf-8"))
+                body = json.loads(data)
                 fetched_at, url = body["fetched_at"], body["url"]
             except (ValueError, KeyError):
                 raise KBError(f"{rel}: snapshot is not readable; run 'wikic verify'") from None
@@ -112,7 +113,8 @@ class SourceStore:
                 "sha256": digest,
                 "record": record.data,
             }
-            atomic_write(path, json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
+            data = (json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+            atomic_write(path, data)
         history = (entry or {}).get("history", [])
         if rel not in history:
             history = [*history, rel]
@@ -120,7 +122,7 @@ class SourceStore:
             "key": key,
             "sha256": digest,
             "snapshot": rel,
-            "file_sha256": sha256_tag(path.read_bytes()),
+            "file_sha256": sha256_tag(data),
             "url": url,
             "fetched_at": fetched_at,
             "status": "current",
