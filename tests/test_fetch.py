@@ -144,11 +144,16 @@ def test_secret_absent_from_errors_when_fetch_fails(tree, api):
     assert reports[0].errors and SECRET not in repr(reports)
 
 
-def test_missing_env_variable_is_a_config_error(tree, api):
+def test_missing_env_variable_fails_only_its_source(tree, api):
     url = api.add("items", records(1))
-    root = kb(tree, {"items": http_source(url, headers={"Authorization": "Bearer ${NOPE}"})})
-    with pytest.raises(ConfigError, match="NOPE"):
-        run(root, environ={})
+    other = api.add("other", records(2))
+    root = kb(
+        tree,
+        {"items": http_source(url, headers={"Authorization": "Bearer ${NOPE}"}), "other": http_source(other)},
+    )
+    bad, good = run(root, environ={})
+    assert "NOPE" in bad.errors[0] and "environment variable" in bad.errors[0]
+    assert good.errors == [] and good.added == 2
 
 
 def test_wrong_secret_gives_http_401_error(tree, api):
@@ -548,6 +553,19 @@ def test_files_source_reads_md_and_json(tree):
     assert run(root)[0].unchanged == 2
     (root.parent / "handbook" / "intro.md").unlink()
     assert run(root)[0].removed == ["intro.md"]
+
+
+def test_files_source_keys_drop_the_extension_and_urls_are_kb_relative(tree):
+    root = tree({"schema/sources.yaml": {"sources": {"hb": {"kind": "files", "path": "hb"}}}})
+    tree({"hb/guide/setup.md": "# Setup\n", "hb/guide/setup.json": '{"title": "Setup"}'})
+    [report] = run(root)
+    assert report.errors == [] and report.added == 2
+    entries = manifest(root, "hb")["records"]
+    keys = {rid: e["key"] for rid, e in entries.items()}
+    # Files are read in sorted order: the .json one claims the plain key, the .md one gets a hash.
+    assert keys["guide/setup.json"] == "guide/setup"
+    assert keys["guide/setup.md"].startswith("guide/setup-") and "/" not in keys["guide/setup.md"][6:]
+    assert {e["url"] for e in entries.values()} == {"file:hb/guide/setup.md", "file:hb/guide/setup.json"}
 
 
 def test_files_source_bad_json_is_reported(tree):

@@ -441,7 +441,11 @@ def fetch_files(
             complete = False
             continue
         seen.add(rid)
-        result = store.put(Record(cfg.name, rid, data, path.as_uri()), fetched_at, nested=True)
+        try:  # a file inside the KB is recorded by its KB-relative path, so checkouts agree
+            where = "file:" + path.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            where = path.as_uri()
+        result = store.put(Record(cfg.name, rid, data, where), fetched_at, nested=True)
         setattr(report, result.status, getattr(report, result.status) + 1)
         if progress and (n % 50 == 0 or n == len(files)):
             progress(cfg.name, n, len(files))
@@ -482,7 +486,7 @@ def fetch(
                         seen = fetch_files(cfg, store, root, report, progress)
                     if seen is not None:
                         report.removed = store.mark_removed(seen, now_iso())
-                except SourceError as exc:
+                except (SourceError, ConfigError) as exc:  # e.g. a missing ${VAR}: this source only
                     report.errors.append(str(exc))
                 finally:
                     store.save()  # keep what was fetched before a failure

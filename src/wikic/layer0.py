@@ -40,8 +40,10 @@ def record_key(record_id: str, *, nested: bool = False) -> str:
     ``nested`` (files sources, whose ids are relative paths) '/' separates safe sub-folders.
     """
     segments = record_id.split("/") if nested else [record_id]
+    if nested:  # files sources: 'guide/setup.md' → 'guide/setup'; a clash with 'guide/setup.json' gets a hash
+        segments[-1] = re.sub(r"\.(md|json)$", "", segments[-1], flags=re.I) or segments[-1]
     if all(_SAFE_SEGMENT.match(s) and not s.endswith(".") for s in segments) and len(record_id) <= 180:
-        return record_id
+        return "/".join(segments)
     cleaned = [_UNSAFE_CHARS.sub("-", s).strip(".-")[:60] for s in segments]
     cleaned = [c for c in cleaned if c] or ["record"]
     digest = hashlib.sha256(record_id.encode("utf-8")).hexdigest()[:10]
@@ -79,8 +81,8 @@ class SourceStore:
             return entry["key"]
         key = record_key(record_id, nested=nested)
         owner = self._keys.get(key)
-        if owner is not None and owner != record_id:  # only possible with a case-folded or hash clash
-            key = record_key(record_id + "\0" + owner, nested=nested)
+        if owner is not None and owner != record_id:  # 'a.md' vs 'a.json', or a hash clash
+            key = f"{key}-{hashlib.sha256(record_id.encode('utf-8')).hexdigest()[:10]}"
         return key
 
     def put(self, record: Record, fetched_at: str, *, nested: bool = False) -> PutResult:
