@@ -246,10 +246,13 @@ def make_librarian(
     backend: str | None,
     environ: dict[str, str] | None = None,
     report: CompileReport | None = None,
+    batch: bool = False,
 ) -> Librarian:
     """The configured backend; without an API key a configured LLM backend falls back to offline."""
     env = os.environ if environ is None else environ
     chosen = backend or schema.librarian.backend
+    if batch and chosen != "anthropic":
+        raise ConfigError("--batch needs the anthropic librarian (Message Batches)")
     if chosen == "anthropic":
         if not env.get("ANTHROPIC_API_KEY"):
             if backend:
@@ -260,7 +263,7 @@ def make_librarian(
         else:
             from .librarian.anthropic import AnthropicLibrarian
 
-            return AnthropicLibrarian.from_schema(schema, env)
+            return AnthropicLibrarian.from_schema(schema, env, batch=batch)
     if chosen == "openai":
         from .librarian.openai import OpenAILibrarian
 
@@ -292,11 +295,12 @@ def compile_wiki(
     dry_run: bool = False,
     progress: Progress | None = None,
     environ: dict[str, str] | None = None,
+    batch: bool = False,
 ) -> CompileReport:
     started = time.perf_counter()
     report = CompileReport()
     schema = load_wiki_schema(root)
-    lib = librarian or make_librarian(schema, backend, environ, report)
+    lib = librarian or make_librarian(schema, backend, environ, report, batch)
     report.backend, report.model = lib.name, lib.model
     with kb_lock(root):
         remove_stale_temps(root / WIKI)
@@ -350,6 +354,7 @@ def compile_wiki(
                 continue
             outputs[spec.path] = render_page(spec, final, fp, lib)
         report.usage = lib.usage
+        report.notes += getattr(lib, "notes", [])  # LLM backends: pages the provider failed on
 
         # Everything is gathered; now write pages, then the index, then the log.
         for path, text in outputs.items():

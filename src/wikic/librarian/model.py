@@ -28,12 +28,13 @@ class Tool:
 
 @dataclass(frozen=True)
 class ModelRequest:
-    """``system[:cached]`` is the shared prefix (rules, output schema), identical for every page,
-    so providers that cache prompts can reuse it; the rest of ``system`` and ``user`` vary."""
+    """``tools`` and ``system[:cached]`` are the shared prefix (rules, output schema), identical
+    for every page, so providers that cache prompts can reuse it; the rest varies per page."""
 
     system: tuple[str, ...]
     user: str
-    tool: Tool
+    tools: tuple[Tool, ...]  # the same list on every request: tools are part of a cached prefix
+    tool_name: str  # the tool the model is made to call
     max_tokens: int = 4096
     cached: int = 1
     key: str = ""  # a caller-chosen id (the page path), used to match batch results
@@ -41,6 +42,10 @@ class ModelRequest:
     @property
     def prefix(self) -> tuple[str, ...]:
         return self.system[: self.cached]
+
+    @property
+    def tool(self) -> Tool:
+        return next(t for t in self.tools if t.name == self.tool_name)
 
 
 @dataclass
