@@ -162,6 +162,37 @@ def verify() -> None:
     out.print(f"{checked} snapshots verified")
 
 
+@app.command()
+def check(json_out: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False) -> None:
+    """Lint the whole KB (links, citations, staleness, contradictions, integrity); exit 1 on errors."""
+    from .lint import check as do_check
+    from .lint import format_report
+
+    report = run(do_check, state.root)
+    if json_out:
+        dump_json(report.as_json())
+    else:
+        out.print(format_report(report), markup=False, soft_wrap=True, end="")
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@app.command()
+def trace(
+    target: Annotated[str, typer.Argument(help="A wiki page, optionally with :LINE (e.g. wiki/x.md:12).")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the lineage as JSON.")] = False,
+) -> None:
+    """Lineage of a wiki sentence: citations, layer-1 section, layer-0 snapshot, API URL."""
+    from .trace import format_trace
+    from .trace import trace as do_trace
+
+    report = run(do_trace, state.root, target)
+    if json_out:
+        dump_json(report.as_json())
+    else:
+        out.print(format_trace(report), markup=False, soft_wrap=True, end="")
+
+
 def _report_errors(errors: list[str]) -> None:
     for e in errors:
         err.print(f"[red]error:[/red] {e}", soft_wrap=True)
