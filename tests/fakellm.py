@@ -104,6 +104,7 @@ class FakeLLM:
         self.latency = latency
         self.timeout_sleep = timeout_sleep
         self.faults: deque[str] = deque()
+        self.page_faults: dict[str, list[str]] = {}  # page title → faults for its requests
         self.requests: list[dict[str, Any]] = []  # every request: path, body, fault
         self.cached: set[str] = set()
         self.lock = threading.Lock()
@@ -121,7 +122,7 @@ class FakeLLM:
 
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     @property
@@ -129,7 +130,12 @@ class FakeLLM:
         return f"http://127.0.0.1:{self.port}"
 
     def script(self, *faults: str) -> FakeLLM:
+        """Faults for the next calls, in arrival order."""
         self.faults.extend(faults)
+        return self
+
+    def for_page(self, title: str, *faults: str) -> FakeLLM:
+        self.page_faults.setdefault(title, []).extend(faults)
         return self
 
     def calls(self, path: str) -> list[dict[str, Any]]:
@@ -146,7 +152,9 @@ class FakeLLM:
         raw = h.rfile.read(length) if length else b""
         body = json.loads(raw) if raw else {}
         try:
-            status, headers, payload = self.handle(method, h.path, body, dict(h.headers))
+            status, headers, payload = self.handle(
+                method, h.path, body, {k.lower(): v for k, v in h.headers.items()}
+            )
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             h.send_response(status)
             for k, v in {"content-type": "application/json", **headers}.items():
@@ -158,8 +166,11 @@ class FakeLLM:
             pass  # the client gave up (a timeout fault)
 
     def next_fault(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> str:
+        user = body.get("messages", [{}])[-1].get("content", "")
+        title = re.search(r"^- title: (.*)$", user if isinstance(user, str) else "", re.M)
         with self.lock:
-            fault = self.faults.popleft() if self.faults else ""
+            mine = self.page_faults.get(title.group(1), []) if title else []
+            fault = mine.pop(0) if mine else self.faults.popleft() if self.faults else ""
             self.requests.append({"path": path, "body": body, "fault": fault, "headers": headers})
         if self.latency:
             time.sleep(self.latency)

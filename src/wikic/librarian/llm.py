@@ -369,7 +369,7 @@ class LLMLibrarian:
                     progress(1)
             else:
                 llm.append(i)
-        first: dict[int, ModelResponse | Exception] = {}
+        first: dict[int, ModelResponse | Exception] = {}  # batch results; an errored one is sent again
         if self.batch and llm:
             reqs = [self.request(jobs[i], offered_sections(jobs[i])) for i in llm]
             for i, resp in zip(llm, self.model_api.batch(reqs)):  # type: ignore[attr-defined]
@@ -403,12 +403,7 @@ class LLMLibrarian:
         problem = ""
         for attempt in range(2):
             try:
-                if attempt == 0 and first is not None:
-                    if isinstance(first, Exception):
-                        raise first
-                    resp = first
-                else:
-                    resp = self._call(req)
+                resp = first if attempt == 0 and isinstance(first, ModelResponse) else self._call(req)
                 return self.assemble(job, keyed, resp)
             except Malformed as exc:
                 problem = str(exc)

@@ -1,0 +1,185 @@
+"""The Anthropic backend: the real ``anthropic`` SDK against a fake Messages API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakellm import UNSUPPORTED, FakeAnthropic
+from typer.testing import CliRunner
+from wikiasserts import assert_every_fact_cited, body_lines, pages
+
+from wikic.citations import Verifier
+from wikic.cli import app
+from wikic.compile import compile_wiki
+from wikic.draft import parse_citations, strip_citations
+from wikic.errors import ConfigError
+from wikic.layer1 import load_layer1
+from wikic.librarian.anthropic import AnthropicLibrarian, AnthropicModel
+from wikic.librarian.llm import LLMLibrarian
+from wikic.librarian.model import ModelConfigError
+from wikic.wikischema import load_wiki_schema
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "sk-ant-test-key"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    server = FakeAnthropic()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    """The repository's example KB (schema and layer 1), copied; the repo's own stays untouched."""
+    root = tmp_path / "kb"
+    for name in ("schema", "layer1_sources"):
+        shutil.copytree(REPO / name, root / name)
+    return root
+
+
+def librarian(kb: Path, fake: FakeAnthropic, **model_args: object) -> AnthropicLibrarian:
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake.url}
+    model_args = {"timeout": 1.0, "max_retries": 3, **model_args}
+    return AnthropicLibrarian.from_schema(load_wiki_schema(kb), env, **model_args)
+
+
+def assert_prose_supported(root: Path) -> int:
+    """Every cited prose line of every page passes the verifier again; returns how many."""
+    verifier = Verifier(load_layer1(root), load_wiki_schema(root).min_overlap)
+    checked = 0
+    for path, text in pages(root).items():
+        if path.startswith("wiki/index"):
+            continue
+        for line in body_lines(text):
+            if line.startswith("|") or "layer1_sources" not in line:
+                continue
+            cites = parse_citations(line, path)
+            sentence = strip_citations(line).lstrip("->").strip()
+            assert verifier.check(sentence, cites).ok, f"{path}: {line}"
+            checked += 1
+    return checked
+
+
+def test_compile_through_the_sdk_with_faults_caching_repair_and_a_no_call_rerun(
+    kb: Path, fake: FakeAnthropic
+) -> None:
+    fake.script("429", "529", "500", "timeout")
+    fake.for_page("Grove 6", "malformed").for_page("Lighting", "text")
+    fake.for_page("Watering", "invent").for_page("Your first week with a Verdant garden", "invent")
+    report = compile_wiki(kb, librarian=librarian(kb, fake, max_retries=4))
+
+    assert report.failed == [] and len(report.added) == 35
+    assert assert_every_fact_cited(kb) == report.citations
+    assert assert_prose_supported(kb) > 100
+    u = report.usage
+    # every HTTP fault was retried by the SDK; malformed and text-only replies by the librarian
+    faults = [r["fault"] for r in fake.calls("/v1/messages")]
+    assert sorted(f for f in faults if f) == sorted(
+        ["429", "529", "500", "timeout", "malformed", "text", "invent", "invent"]
+    )
+    assert len(faults) == u.calls + 4 and u.retries == 4 + 2
+    # the shared prefix is written to the cache once per concurrent first wave, then read
+    assert u.cache_write_tokens > 0 and u.cache_read_tokens > u.cache_write_tokens
+    # invented keys were repaired from the sources; the unsupported sentence was dropped
+    assert report.repaired >= 2 and report.dropped >= 2
+    assert report.sentences == report.verified + report.repaired + report.dropped
+    assert not any(UNSUPPORTED in t for t in pages(kb).values())
+
+    body = fake.calls("/v1/messages")[0]["body"]
+    assert (
+        body["system"][0]["text"].startswith("# Librarian rules") and "cache_control" not in body["system"][0]
+    )
+    assert body["system"][1]["cache_control"] == {"type": "ephemeral"}
+    assert body["tool_choice"] == {"type": "tool", "name": "write_page"}
+    assert [t["name"] for t in body["tools"]] == ["write_page", "repair_sentences"]
+    headers = fake.calls("/v1/messages")[0]["headers"]
+    assert KEY in (headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer "))
+    assert (
+        sum(r["headers"].get("x-stainless-retry-count", "0") != "0" for r in fake.calls("/v1/messages")) == 4
+    )
+
+    seen = len(fake.requests)
+    again = compile_wiki(kb, librarian=librarian(kb, fake))
+    assert len(fake.requests) == seen and again.usage.calls == 0 and not again.wrote_anything
+
+
+def test_retries_exhausted_leave_the_page_unwritten_and_a_rerun_completes(
+    kb: Path, fake: FakeAnthropic
+) -> None:
+    fake.script("529", "529")
+    lib = librarian(kb, fake, max_retries=1)
+    lib.concurrency = 1
+    report = compile_wiki(kb, librarian=lib)
+    assert len(report.failed) == 1 and len(report.added) == 34
+    assert any("529 after retries" in n for n in report.notes)
+    missing = report.failed[0]
+    again = compile_wiki(kb, librarian=librarian(kb, fake))
+    assert again.added == [missing] and again.usage.calls == 1
+
+
+def test_a_rejected_key_stops_the_compile_with_exit_code_2(
+    kb: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake.script(*["401"] * 40)
+    with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY"):
+        compile_wiki(kb, librarian=librarian(kb, fake))
+    assert not (kb / "wiki").exists() or not any((kb / "wiki").rglob("*.md"))
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake.url}
+    result = CliRunner().invoke(app, ["--root", str(kb), "compile", "--librarian", "anthropic"], env=env)
+    assert result.exit_code == 2 and "rejected the API key" in result.output
+
+
+def test_cli_batch_compile_uses_message_batches(kb: Path, fake: FakeAnthropic) -> None:
+    fake.batch_polls = 0  # ended at once: the CLI polls every 10 s
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake.url}
+    args = ["--root", str(kb), "compile", "--librarian", "anthropic", "--batch"]
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    created = fake.calls("/v1/messages/batches")
+    assert len(created) == 1 and len(created[0]["body"]["requests"]) == 31  # 4 comparisons need no call
+    assert any(r["path"].endswith("/results") for r in fake.requests)
+    assert fake.calls("/v1/messages") == []  # nothing failed, so nothing was sent one by one
+    assert assert_every_fact_cited(kb) > 0
+    again = CliRunner().invoke(app, args, env=env)
+    assert again.exit_code == 0 and len(fake.calls("/v1/messages/batches")) == 1
+
+
+def test_batch_polls_until_ended_and_resends_errored_requests_directly(kb: Path, fake: FakeAnthropic) -> None:
+    fake.batch_polls = 2
+    fake.script("500")  # the first batch entry errors: it is sent again directly
+    fake.for_page("Watering", "invent")
+    lib = librarian(kb, fake, poll_interval=0.01)
+    lib.batch = True
+    report = compile_wiki(kb, librarian=lib)
+    assert report.failed == [] and len(report.added) == 35
+    polls = [r for r in fake.requests if r["path"].startswith("/v1/messages/batches/msgbatch_")]
+    assert len([p for p in polls if not p["path"].endswith("/results")]) >= 3
+    direct = fake.calls("/v1/messages")
+    assert len(direct) >= 2  # the errored page again, plus repairs
+    assert report.repaired >= 1 and report.usage.cache_read_tokens > 0
+
+
+def test_batch_needs_the_anthropic_backend(kb: Path) -> None:
+    with pytest.raises(ConfigError, match="--batch needs the anthropic librarian"):
+        compile_wiki(kb, backend="offline", batch=True)
+
+
+def test_asking_for_anthropic_without_an_api_key_is_a_config_error(kb: Path) -> None:
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+        compile_wiki(kb, backend="anthropic", environ={})
+
+
+def test_model_is_an_llm_librarian_with_declared_capabilities(kb: Path, fake: FakeAnthropic) -> None:
+    lib = librarian(kb, fake)
+    assert isinstance(lib, LLMLibrarian) and lib.name == "anthropic" and lib.model == "claude-sonnet-4-5"
+    assert lib.concurrency == 4 and not lib.deterministic and lib.can_repair
+    model = lib.model_api
+    assert isinstance(model, AnthropicModel)
+    assert model.supports_cache and model.supports_batch
