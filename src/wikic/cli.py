@@ -200,6 +200,157 @@ def _report_errors(errors: list[str]) -> None:
         raise typer.Exit(1)
 
 
+# -- lookup: search, ask, eval, tune-index, mcp (see search.py, ask.py, eval.py, tune.py, mcp_server.py)
+
+
+def _expander(root: Path):
+    """An LLM query expander when an LLM backend is configured with its key, else None."""
+    from .ask import llm_model, model_expander
+
+    model = run(llm_model, root)
+    return model_expander(model) if model is not None else None
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
+    k: Annotated[int, typer.Option("--k", min=1, help="Number of results.")] = 10,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Hybrid search over the wiki, index.md and layer-1 sections (BM25 lists fused with RRF)."""
+    from .search import open_index
+
+    index, _ = run(open_index, state.root)
+    try:
+        result = run(index.search, query, k, expander=_expander(state.root))
+    finally:
+        index.close()
+    if json_out:
+        dump_json(
+            {
+                "query": query,
+                "expanded": result.expanded,
+                "strong_signal": result.strong_signal,
+                "results": [h.as_dict() for h in result.hits],
+            }
+        )
+        return
+    if not result.hits:
+        out.print("no results")
+        return
+    for n, h in enumerate(result.hits, 1):
+        out.print(
+            f"{n:>2}. {h.target}  {h.heading or h.title}  ({h.score:.4f})", markup=False, soft_wrap=True
+        )
+        if h.snippet:
+            out.print(f"    {h.snippet}", markup=False, soft_wrap=True)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question to answer from the wiki.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """Answer from the wiki with file#heading citations, or refuse when the evidence is weak."""
+    from .ask import Lookup, llm_model
+
+    model = run(llm_model, state.root)
+    lookup = run(Lookup, state.root)
+    try:
+        answer = run(lookup.answer, question, model=model)
+    finally:
+        lookup.close()
+    if json_out:
+        dump_json(answer.as_dict())
+        return
+    if answer.refused:
+        out.print(answer.text)
+        return
+    for s in answer.sentences:
+        where = f" (read in {s.page})" if s.page else ""
+        out.print(f"{s.text} " + " ".join(f"[{c}]" for c in s.cites) + where, markup=False, soft_wrap=True)
+
+
+@app.command("eval")
+def eval_cmd(
+    questions: Annotated[Path, typer.Argument(help="Question file (DESIGN §8 format).")],
+    mode: Annotated[str, typer.Option("--mode", help="index | search | raw.")] = "index",
+    k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for recall and MRR.")] = 5,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write summary and cases as JSON.")] = None,
+) -> None:
+    """Retrieval evaluation: file/section recall@k, MRR, refusals and latency."""
+    from .eval import load_questions, run_eval
+    from .fsutil import atomic_write
+
+    qs = run(load_questions, questions)
+    report = run(run_eval, state.root, qs, mode, k)
+    if out_file:
+        atomic_write(out_file, json.dumps(report.as_dict(), ensure_ascii=False, indent=1) + "\n")
+    print_eval(report)
+
+
+def print_eval(report, title: str = "") -> None:
+    s = report.summary
+    table = Table("metric", "value", title=title or f"eval ({s['mode']}, {s['questions']} questions)")
+    for key, value in s.items():
+        if key not in ("mode",):
+            table.add_row(key, "—" if value is None else str(value))
+    out.print(table)
+    for c in report.cases:
+        if c.failed:
+            why = (
+                "not refused"
+                if not c.expected
+                else ("refused" if c.refused else f"recall {c.file_recall:.2f}")
+            )
+            out.print(
+                f"FAIL {c.id} ({why}): {c.question[:70]} expected {c.expected} got {c.retrieved[:3]}",
+                markup=False,
+                soft_wrap=True,
+            )
+
+
+@app.command("tune-index")
+def tune_index_cmd(
+    questions: Annotated[Path, typer.Argument(help="Question file (DESIGN §8 format).")],
+    k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for recall.")] = 5,
+) -> None:
+    """Improve index.md lines from failed eval cases (stored in schema/index-overrides.yaml), re-evaluate."""
+    from .ask import llm_model
+    from .eval import load_questions
+    from .fsutil import atomic_write
+    from .tune import tune_index
+
+    qs = run(load_questions, questions)
+    report = run(tune_index, state.root, qs, k, model=run(llm_model, state.root))
+    atomic_write(
+        state.root / ".wikic" / "tune-report.json",
+        json.dumps(report.as_dict(), ensure_ascii=False, indent=1) + "\n",
+    )
+    for c in report.changes:
+        out.print(
+            f"{c.path}: +{', '.join(c.added)} (from {', '.join(c.questions)})", markup=False, soft_wrap=True
+        )
+    table = Table("metric", "before", "after")
+    after = report.after.summary if report.after else {}
+    for key, value in report.before.summary.items():
+        if isinstance(value, float):
+            table.add_row(key, str(value), str(after.get(key, "—")))
+    out.print(table)
+    out.print(
+        f"{len(report.changes)} index line(s) enhanced in schema/index-overrides.yaml; "
+        f"report in .wikic/tune-report.json"
+    )
+
+
+@app.command()
+def mcp() -> None:
+    """Serve the wiki to agents over MCP (stdio): read_index, read_page, search, ask; pages as resources."""
+    from .mcp_server import serve
+
+    run(serve, state.root)
+
+
 def main() -> None:
     try:
         app()

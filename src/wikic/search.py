@@ -1,0 +1,609 @@
+"""Hybrid search: an SQLite FTS5 index over the wiki, layer-1 sections and ``index.md``, fused with RRF.
+
+The index lives in ``.wikic/search.sqlite`` (derived, git-ignored, always rebuildable). It holds
+three FTS5 tables, one per kind of chunk, each with the columns ``title``, ``headings`` and ``body``
+so BM25 can weight titles and headings above body text:
+
+- ``page``: every wiki page whole, plus one chunk per heading (with the citations in it);
+- ``source``: every layer-1 section, carrying its heading path;
+- ``index``: every ``index.md`` entry (title, keywords, summary), keyed by the page it links.
+
+It is updated by content hash: a file whose bytes did not change is not touched, and a run with
+no change writes nothing. Chinese, Japanese and Korean text is indexed as overlapping character
+bigrams (the unicode61 tokenizer would keep a whole run of CJK characters as one token), and
+queries are split the same way.
+
+A query is never an AND of all its words: content words are quoted (so user input cannot break
+the FTS syntax) and OR-ed, and BM25 ranks documents by how many, and how rare, the words they hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import frontmatter
+import yaml
+
+from .draft import parse_citations, strip_citations
+from .errors import SchemaVersionError
+from .fsutil import sha256_tag
+from .layer1 import layer1_files, parse_doc
+from .markdown import STOPWORDS, plain_inline, split_sections, words
+
+DB_PATH = ".wikic/search.sqlite"
+SCHEMA_VERSION = 1
+KINDS = ("page", "source", "index")
+# bm25() weights for (title, headings, body): a match in a title or heading counts above the body.
+WEIGHTS = (4.0, 2.5, 1.0)
+RRF_K = 60
+ORIGINAL_WEIGHT = 2.0
+EXPANSION_WEIGHT = 1.0
+TOP_BONUS = {1: 0.05, 2: 0.02, 3: 0.02}
+STRONG_TOP = 0.85
+STRONG_GAP = 0.15
+
+Expander = Callable[[str], Sequence[str]]
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+
+# ---------------------------------------------------------------- text handling
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    """Overlapping character bigrams of a CJK run ('水箱容量' → 水箱 箱容 容量); one char stays one."""
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def index_text(text: str) -> str:
+    """Text as stored in FTS: CJK runs become space-separated bigrams, everything else is kept."""
+    if not _CJK_CHAR.search(text):
+        return text
+    return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group())) + " ", text)
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a natural-language query worth searching for: stopwords dropped (unless
+    nothing else is left), CJK runs split into bigrams, duplicates removed, order kept."""
+    latin: list[str] = []
+    cjk: list[str] = []
+    for w in words(query):
+        if _CJK_CHAR.search(w):
+            for run in _CJK_RUN.findall(w):
+                cjk.extend(cjk_bigrams(run))
+            rest = _CJK_RUN.sub(" ", w).split()
+            latin.extend(rest)
+        else:
+            latin.append(w)
+    content = [w for w in latin if w not in STOPWORDS]
+    return list(dict.fromkeys((content or latin) + cjk))
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH string that ORs the quoted terms; a lone CJK character matches as a prefix."""
+    parts = []
+    for t in terms:
+        quoted = '"' + t.replace('"', '""') + '"'
+        if len(t) == 1 and _CJK_CHAR.match(t):
+            quoted += "*"
+        parts.append(quoted)
+    return " OR ".join(parts)
+
+
+def normalise(score: float) -> float:
+    """A BM25 score mapped into [0, 1): |x| / (1 + |x|). SQLite's bm25() is negative, better = lower."""
+    x = abs(score)
+    return x / (1.0 + x)
+
+
+def is_strong_signal(scores: Sequence[float], top: float = STRONG_TOP, gap: float = STRONG_GAP) -> bool:
+    """True when the BM25 probe already answers the query: the normalised top score is ≥ ``top``
+    and its gap to the second is ≥ ``gap`` (a lone hit has the whole score as its gap)."""
+    if not scores:
+        return False
+    norm = sorted((normalise(s) for s in scores), reverse=True)
+    second = norm[1] if len(norm) > 1 else 0.0
+    return norm[0] >= top and norm[0] - second >= gap
+
+
+def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
+    """A window of ``text`` around the first query term it contains, on one line."""
+    flat = " ".join(text.split())
+    if not flat:
+        return ""
+    low = flat.lower()
+    best = -1
+    for t in terms:
+        i = low.find(t.lower()) if _CJK_CHAR.search(t) else _word_find(low, t.lower())
+        if i >= 0 and (best < 0 or i < best):
+            best = i
+    start = max(0, best - width // 3) if best >= 0 else 0
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < best else start
+    out = flat[start : start + width].rstrip()
+    return ("…" if start else "") + out + ("…" if start + width < len(flat) else "")
+
+
+def _word_find(text: str, term: str) -> int:
+    m = re.search(r"\b" + re.escape(term[: max(4, len(term) - 2)]), text)
+    return m.start() if m else -1
+
+
+# ---------------------------------------------------------------- chunks
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One searchable unit. ``path`` is the file a hit opens (for index entries, the page they link);
+    ``refs`` are the layer-1 sections it stands for (``path#anchor``): a source section itself, or
+    the citations inside a wiki chunk."""
+
+    kind: str
+    path: str
+    anchor: str
+    heading: str
+    title: str
+    headings: str
+    body: str
+    refs: tuple[str, ...] = ()
+
+
+def source_chunks(root: Path, path: Path, data: bytes) -> list[Chunk]:
+    doc = parse_doc(root, path, data)
+    out = []
+    for s in doc.sections:
+        ref = doc.path + (f"#{s.anchor}" if s.anchor else "")
+        body = plain_inline(s.text)
+        if not s.anchor:
+            desc = doc.meta.get("description")
+            if isinstance(desc, str) and desc not in body:
+                body = (desc + "\n" + body).strip()
+        out.append(
+            Chunk("source", doc.path, s.anchor, s.heading, doc.title, " > ".join(s.path), body, (ref,))
+        )
+    if not out:  # a file with frontmatter only is still findable by its title
+        out.append(Chunk("source", doc.path, "", "", doc.title, "", "", (doc.path,)))
+    return out
+
+
+def page_chunks(rel: str, text: str) -> list[Chunk]:
+    """A wiki page whole, then one chunk per heading; citations become ``refs``, not text."""
+    try:
+        post = frontmatter.loads(text)
+    except (ValueError, yaml.YAMLError):
+        return []
+    meta = post.metadata
+    body = post.content
+    title = str(meta.get("title") or Path(rel).stem)
+    sections = split_sections(body)
+    chunks: list[Chunk] = []
+    all_refs: list[str] = []
+    all_text: list[str] = []
+    heads: list[str] = []
+    for s in sections:
+        lines = s.text.split("\n")
+        refs: list[str] = []
+        plain: list[str] = []
+        for line in lines:
+            refs += [str(c) for c in parse_citations(line, rel)]
+            plain.append(plain_inline(strip_citations(line)))
+        refs = list(dict.fromkeys(refs))
+        text_ = "\n".join(p for p in plain if p.strip())
+        if s.level == 1:  # the page title: its text joins the whole-page chunk only
+            all_text.append(text_)
+            all_refs += refs
+            continue
+        if s.heading == "See also":
+            continue
+        heads.append(s.heading)
+        all_text.append(text_)
+        all_refs += refs
+        if text_ or refs:
+            chunks.append(
+                Chunk("page", rel, s.anchor, s.heading, title, " > ".join(s.path[1:]), text_, tuple(refs))
+            )
+    extra = " ".join([str(meta.get("summary") or ""), " ".join(map(str, meta.get("keywords") or []))])
+    whole = Chunk(
+        "page",
+        rel,
+        "",
+        "",
+        title,
+        " ; ".join(heads) + " " + extra,
+        "\n".join(all_text),
+        tuple(dict.fromkeys(all_refs)),
+    )
+    return [whole, *chunks]
+
+
+_ENTRY = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<href>[^)\s]+)\)\s*(?:—\s*(?P<rest>.*))?$")
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    path: str  # the wiki page it links, relative to the KB root
+    title: str
+    summary: str
+    keywords: tuple[str, ...]
+    line: str
+
+
+def parse_index(rel: str, text: str) -> tuple[list[IndexEntry], list[str]]:
+    """Entries of an index file, and the sub-index files it links (two-level indexes)."""
+    from .draft import resolve_href
+
+    entries, subs = [], []
+    for line in text.split("\n"):
+        m = _ENTRY.match(line.strip())
+        if not m:
+            continue
+        target = resolve_href(rel, m.group("href"))
+        if target.startswith("wiki/index/") or target == "wiki/index.md":
+            subs.append(target)
+            continue
+        rest = m.group("rest") or ""
+        summary, _, kws = rest.partition("*Keywords:*")
+        keywords = tuple(k.strip() for k in kws.split(",") if k.strip())
+        entries.append(IndexEntry(target, m.group("title"), summary.strip(), keywords, line.strip()))
+    return entries, subs
+
+
+def read_index_entries(root: Path) -> list[IndexEntry]:
+    """Every entry of ``wiki/index.md``, following a two-level index into its parts."""
+    out: list[IndexEntry] = []
+    todo, seen = ["wiki/index.md"], set()
+    while todo:
+        rel = todo.pop(0)
+        if rel in seen or not (root / rel).is_file():
+            continue
+        seen.add(rel)
+        entries, subs = parse_index(rel, (root / rel).read_text("utf-8"))
+        out += entries
+        todo += subs
+    return out
+
+
+def index_chunks(rel: str, text: str) -> list[Chunk]:
+    entries, _ = parse_index(rel, text)
+    return [Chunk("index", e.path, "", "", e.title, ", ".join(e.keywords), e.summary) for e in entries]
+
+
+def is_index_file(rel: str) -> bool:
+    return rel == "wiki/index.md" or rel.startswith("wiki/index/")
+
+
+def kb_files(root: Path) -> dict[str, str]:
+    """{path: kind} of every file the search index covers."""
+    out: dict[str, str] = {}
+    for p in layer1_files(root):
+        out[p.relative_to(root).as_posix()] = "source"
+    wiki = root / "wiki"
+    if wiki.is_dir():
+        for p in sorted(wiki.rglob("*.md")):
+            rel = p.relative_to(root).as_posix()
+            if any(part.startswith(".") for part in p.parts) or rel == "wiki/log.md":
+                continue
+            out[rel] = "index" if is_index_file(rel) else "page"
+    return out
+
+
+def chunks_of(root: Path, rel: str, kind: str, data: bytes) -> list[Chunk]:
+    if kind == "source":
+        return source_chunks(root, root / rel, data)
+    text = data.decode("utf-8", errors="replace")
+    return index_chunks(rel, text) if kind == "index" else page_chunks(rel, text)
+
+
+# ---------------------------------------------------------------- the index
+
+
+@dataclass
+class UpdateStats:
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+
+    @property
+    def wrote(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked result. ``score`` is the normalised BM25 score in single lists, the fused RRF
+    score in fused ones."""
+
+    kind: str
+    path: str
+    anchor: str
+    heading: str
+    title: str
+    score: float
+    snippet: str
+    refs: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.path, self.anchor)
+
+    @property
+    def target(self) -> str:
+        return self.path + (f"#{self.anchor}" if self.anchor else "")
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "heading": self.heading or self.title,
+            "anchor": self.anchor,
+            "kind": self.kind,
+            "score": round(self.score, 6),
+            "snippet": self.snippet,
+            "refs": list(self.refs),
+        }
+
+
+@dataclass
+class SearchResult:
+    query: str
+    hits: list[Hit]
+    expanded: list[str] = field(default_factory=list)  # the extra queries that were searched
+    strong_signal: bool = False
+
+
+_DDL = [
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
+    "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, kind TEXT NOT NULL, sha256 TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, file TEXT NOT NULL, kind TEXT NOT NULL,"
+    " path TEXT NOT NULL, anchor TEXT NOT NULL, heading TEXT NOT NULL, title TEXT NOT NULL,"
+    " body TEXT NOT NULL, refs TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file)",
+    *[
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{k} USING fts5(title, headings, body,"
+        " tokenize='porter unicode61 remove_diacritics 2')"
+        for k in KINDS
+    ],
+]
+
+
+class SearchIndex:
+    """The FTS5 database of one KB. ``update()`` syncs it with the files; queries never write."""
+
+    def __init__(self, root: Path, db_path: Path | None = None):
+        self.root = root
+        self.db_path = db_path or root / DB_PATH
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
+        self._ensure_schema()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure_schema(self) -> None:
+        c = self.conn
+        exists = c.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone()
+        if exists:
+            row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            found = int(row[0]) if row else None
+            if found != SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"{self.db_path}: search index schema_version {found}, this wikic reads "
+                    f"{SCHEMA_VERSION}; delete the file and it is rebuilt on the next search"
+                )
+            return
+        with c:
+            for stmt in _DDL:
+                c.execute(stmt)
+            c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    # -- writing
+
+    def update(self, files: dict[str, str] | None = None) -> UpdateStats:
+        """Sync with the KB by content hash: only added, changed and deleted files touch the DB."""
+        files = kb_files(self.root) if files is None else files
+        known = {p: (k, h) for p, k, h in self.conn.execute("SELECT path, kind, sha256 FROM files")}
+        stats = UpdateStats()
+        pending: list[tuple[str, str, str, list[Chunk]]] = []
+        for rel, kind in files.items():
+            data = (self.root / rel).read_bytes()
+            digest = sha256_tag(data)
+            old = known.get(rel)
+            if old == (kind, digest):
+                stats.unchanged += 1
+                continue
+            pending.append((rel, kind, digest, chunks_of(self.root, rel, kind, data)))
+            if old is None:
+                stats.added += 1
+            else:
+                stats.changed += 1
+        gone = sorted(set(known) - set(files))
+        stats.removed = len(gone)
+        if pending or gone:
+            with self.conn:
+                for rel in gone:
+                    self._delete(rel, known[rel][0])
+                    self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
+                for rel, kind, digest, chunks in pending:
+                    if rel in known:
+                        self._delete(rel, known[rel][0])
+                    self.add_chunks(rel, chunks)
+                    self.conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (rel, kind, digest))
+                    stats.chunks += len(chunks)
+        return stats
+
+    def _delete(self, rel: str, kind: str) -> None:
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE file=?", (rel,))]
+        table = "fts_" + ("index" if kind == "index" else kind)
+        self.conn.executemany(f"DELETE FROM {table} WHERE rowid=?", [(i,) for i in ids])
+        self.conn.execute("DELETE FROM chunks WHERE file=?", (rel,))
+
+    def add_chunks(self, file: str, chunks: Iterable[Chunk]) -> None:
+        """Insert chunks (inside the caller's transaction). Also used by the benchmark."""
+        for ch in chunks:
+            cur = self.conn.execute(
+                "INSERT INTO chunks(file, kind, path, anchor, heading, title, body, refs)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (file, ch.kind, ch.path, ch.anchor, ch.heading, ch.title, ch.body, json.dumps(ch.refs)),
+            )
+            self.conn.execute(
+                f"INSERT INTO fts_{ch.kind}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                (cur.lastrowid, index_text(ch.title), index_text(ch.headings), index_text(ch.body)),
+            )
+
+    # -- reading
+
+    def query(
+        self,
+        kind: str,
+        query: str | Sequence[str],
+        limit: int = 20,
+        paths: Iterable[str] | None = None,
+        with_snippets: bool = True,
+    ) -> list[Hit]:
+        """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``)."""
+        terms = query_terms(query) if isinstance(query, str) else list(query)
+        if not terms:
+            return []
+        w = ", ".join(str(x) for x in WEIGHTS)
+        sql = (
+            f"SELECT c.kind, c.path, c.anchor, c.heading, c.title, c.body, c.refs, bm25(fts_{kind}, {w}) AS s"
+            f" FROM fts_{kind} JOIN chunks c ON c.id = fts_{kind}.rowid WHERE fts_{kind} MATCH ?"
+        )
+        args: list = [match_expression(terms)]
+        if paths is not None:
+            paths = list(paths)
+            if not paths:
+                return []
+            sql += f" AND c.path IN ({','.join('?' * len(paths))})"
+            args += paths
+        sql += " ORDER BY s LIMIT ?"
+        args.append(limit)
+        try:
+            rows = self.conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError:  # e.g. a term the tokenizer reduces to nothing
+            return []
+        return [
+            Hit(
+                k,
+                p,
+                a,
+                h,
+                t,
+                s,
+                snippet(b, terms) if with_snippets else "",
+                tuple(json.loads(r)),
+            )
+            for k, p, a, h, t, b, r, s in rows
+        ]
+
+    def doc_freq(self, kind: str, term: str) -> int:
+        """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it)."""
+        try:
+            row = self.conn.execute(
+                f"SELECT count(*) FROM fts_{kind} WHERE fts_{kind} MATCH ?", (match_expression([term]),)
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0])
+
+    def count(self, kind: str) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM chunks WHERE kind=?", (kind,)).fetchone()[0])
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        expander: Expander | None = None,
+        kinds: Sequence[str] = KINDS,
+        depth: int = 30,
+    ) -> SearchResult:
+        """Hybrid search: BM25 lists per kind for the query (and, when the probe is weak and an
+        expander is given, for its expansions), fused with Reciprocal Rank Fusion."""
+        original = {kind: self.query(kind, query, depth) for kind in kinds}
+        probe = [h.score for h in original.get("source") or next(iter(original.values()), [])]
+        strong = is_strong_signal(probe)
+        lists: list[tuple[float, list[Hit]]] = [(ORIGINAL_WEIGHT, hits) for hits in original.values()]
+        expanded: list[str] = []
+        if expander is not None and not strong:
+            for q in expander(query):
+                q = " ".join(str(q).split())
+                if not q or q.lower() == query.lower() or q in expanded:
+                    continue
+                expanded.append(q)
+                lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth)) for kind in kinds]
+        return SearchResult(query, rrf(lists)[:k], expanded, strong)
+
+
+def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hit]:
+    """Reciprocal Rank Fusion: Σ weight / (k + rank) over the lists, plus a bonus for a document
+    ranked #1 (+0.05) or #2–3 (+0.02) in any list. Hits are keyed by (path, anchor)."""
+    scores: dict[tuple[str, str], float] = {}
+    best_rank: dict[tuple[str, str], int] = {}
+    first: dict[tuple[str, str], Hit] = {}
+    refs: dict[tuple[str, str], list[str]] = {}
+    for weight, hits in lists:
+        for rank, hit in enumerate(hits, 1):
+            key = hit.key
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+            best_rank[key] = min(best_rank.get(key, rank), rank)
+            if key not in first or (first[key].kind == "index" and hit.kind != "index"):
+                first[key] = hit
+            refs.setdefault(key, []).extend(hit.refs)
+    for key, rank in best_rank.items():
+        scores[key] += TOP_BONUS.get(rank, 0.0)
+    ranked = sorted(scores, key=lambda key: (-scores[key], key))
+    out = []
+    for key in ranked:
+        h = first[key]
+        out.append(
+            Hit(
+                h.kind,
+                h.path,
+                h.anchor,
+                h.heading,
+                h.title,
+                scores[key],
+                h.snippet,
+                tuple(dict.fromkeys(refs[key])),
+            )
+        )
+    return out
+
+
+def open_index(root: Path, refresh: bool = True) -> tuple[SearchIndex, UpdateStats]:
+    """The KB's search index, brought up to date with its files unless ``refresh`` is False."""
+    index = SearchIndex(root)
+    stats = index.update() if refresh else UpdateStats()
+    return index, stats
+
+
+__all__ = [
+    "Chunk",
+    "Hit",
+    "IndexEntry",
+    "SearchIndex",
+    "SearchResult",
+    "is_strong_signal",
+    "normalise",
+    "open_index",
+    "query_terms",
+    "read_index_entries",
+    "rrf",
+]
