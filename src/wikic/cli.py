@@ -449,4 +449,5 @@ def print_compile_report(report) -> None:
     for reason in report.drop_reasons[:10]:
         err.print(f"[yellow]dropped:[/yellow] {reason}", soft_wrap=True)
     for path in report.failed:
-        err.print(f"[red]not written:[/red] {path}: no verifiable sentence remained")
+        err.print(f"[red]not written:[/red] {path}: the backend failed or no verifiable sentence remained "
+                  "(see the notes above); a rerun retries it", soft_wrap=True)
