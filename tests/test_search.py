@@ -1,0 +1,209 @@
+"""Search: FTS5 index over wiki pages, layer-1 sections and index.md; RRF fusion; CJK; incremental."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from wikic.cli import app
+from wikic.search import (
+    Hit,
+    SearchIndex,
+    is_strong_signal,
+    match_expression,
+    normalise,
+    query_terms,
+    rrf,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def doc(title: str, body: str, **meta: str) -> str:
+    head = "".join(f"{k}: {v}\n" for k, v in {"title": title, **meta}.items())
+    return f"---\n{head}---\n\n# {title}\n\n{body}\n"
+
+
+@pytest.fixture
+def kb(tree):
+    return tree(
+        {
+            "layer1_sources/faq/tank.md": doc(
+                "How long does the tank last?", "## Duration\n\nA full tank lasts about 7 days.\n"
+            ),
+            "layer1_sources/faq/pump.md": doc(
+                "Cleaning the pump", "## Steps\n\nRinse the pump with vinegar.\n"
+            ),
+            "layer1_sources/faq/body-only.md": doc(
+                "Lights", "## Schedule\n\nThe pump and the tank are mentioned here, in the body only.\n"
+            ),
+            "layer1_sources/zh/shuixiang.md": doc(
+                "水箱能用多久？", "## 使用时间\n\n满水箱大约可以使用七天，之后需要加水。\n"
+            ),
+            "layer1_sources/zh/dengguang.md": doc("灯光时间表", "## 默认设置\n\n灯光每天开启十六个小时。\n"),
+            "wiki/topics/watering.md": (
+                "---\ntitle: Watering\ntype: topic\nsummary: tank\nkeywords: [tank]\n---\n\n# Watering\n\n"
+                "## Duration\n\nA full tank lasts about 7 days. "
+                "[faq/tank](../../layer1_sources/faq/tank.md#duration)\n"
+            ),
+            "wiki/index.md": (
+                "# Wiki index\n\n## Topics\n\n- [Watering](topics/watering.md) — How long the tank lasts. "
+                "*Keywords:* tank, water, holiday\n"
+            ),
+        }
+    )
+
+
+def test_normalise_maps_bm25_scores_into_unit_interval():
+    assert normalise(0.0) == 0.0
+    assert normalise(-1.0) == pytest.approx(0.5)
+    assert normalise(3.0) == pytest.approx(0.75)
+    assert normalise(-9.0) == pytest.approx(0.9)
+    assert 0 <= normalise(-1e9) < 1
+
+
+def test_strong_signal_needs_high_top_and_a_clear_gap():
+    assert is_strong_signal([-9.0, -1.0])  # 0.90 vs 0.50: strong
+    assert not is_strong_signal([-9.0, -5.0])  # 0.90 vs 0.83: gap too small
+    assert not is_strong_signal([-4.0, -0.1])  # 0.80: top too low
+    assert is_strong_signal([-6.0])  # a lone hit: 0.857, gap to nothing
+    assert not is_strong_signal([])
+
+
+def test_query_terms_drop_stopwords_and_are_safe_fts_syntax():
+    assert query_terms("How long does the tank last?") == ["long", "tank", "last"]
+    expr = match_expression(query_terms('tank" OR pump) AND NOT* NEAR(x'))
+    assert expr.count(" OR ") >= 2 and '"tank"' in expr
+
+
+def test_search_finds_natural_language_question_with_missing_terms(kb):
+    with SearchIndex(kb) as index:
+        index.update()
+        # 'holidays' and 'weekend' appear nowhere: the query must not AND its words
+        result = index.search("how many days will the tank last over my holidays weekend", k=5)
+    paths = [h.target for h in result.hits]
+    assert "layer1_sources/faq/tank.md#duration" in paths
+    top = result.hits[0]
+    assert top.snippet and top.score > 0 and (top.heading or top.title)
+
+
+def test_user_input_with_fts_operators_does_not_fail(kb):
+    with SearchIndex(kb) as index:
+        index.update()
+        for q in ['"unbalanced', "tank AND OR NOT", "pump*", "NEAR(tank pump)", "col:tank", "-", ""]:
+            index.search(q)
+
+
+def test_titles_and_headings_outrank_body(kb):
+    with SearchIndex(kb) as index:
+        index.update()
+        hits = index.query("source", "pump")
+    assert hits[0].path == "layer1_sources/faq/pump.md"
+    assert hits[-1].path == "layer1_sources/faq/body-only.md"
+
+
+def test_chinese_sources_are_searchable_with_chinese_queries(kb):
+    with SearchIndex(kb) as index:
+        index.update()
+        assert index.search("水箱可以用几天？", k=3).hits[0].path == "layer1_sources/zh/shuixiang.md"
+        assert index.search("灯光每天开多久", k=3).hits[0].path == "layer1_sources/zh/dengguang.md"
+        assert index.search("灯", k=3).hits  # a single character still matches
+
+
+def test_wiki_chunks_carry_their_citations_and_index_entries_link_pages(kb):
+    with SearchIndex(kb) as index:
+        index.update()
+        page = index.query("page", "tank days")
+        entries = index.query("index", "holiday")
+    section = next(h for h in page if h.anchor == "duration")
+    assert section.refs == ("layer1_sources/faq/tank.md#duration",)
+    assert "[faq/tank]" not in section.snippet
+    assert entries[0].path == "wiki/topics/watering.md"
+
+
+def test_update_is_incremental_by_content_hash(kb):
+    db = kb / ".wikic" / "search.sqlite"
+    with SearchIndex(kb) as index:
+        first = index.update()
+        assert first.added == 7 and first.chunks > 0
+    before = db.read_bytes(), db.stat().st_mtime_ns
+    with SearchIndex(kb) as index:
+        again = index.update()
+        assert not again.wrote and again.unchanged == 7
+        assert index.conn.total_changes == 0
+    assert (db.read_bytes(), db.stat().st_mtime_ns) == before
+
+    (kb / "layer1_sources/faq/pump.md").write_text(doc("Cleaning the pump", "## Steps\n\nUse citric acid.\n"))
+    (kb / "layer1_sources/faq/body-only.md").unlink()
+    with SearchIndex(kb) as index:
+        stats = index.update()
+        assert (stats.added, stats.changed, stats.removed, stats.unchanged) == (0, 1, 1, 5)
+        assert index.query("source", "citric")[0].path == "layer1_sources/faq/pump.md"
+        assert not index.query("source", "vinegar")
+        assert not [h for h in index.query("source", "mentioned") if "body-only" in h.path]
+
+
+def _hit(path: str, kind: str = "source") -> Hit:
+    return Hit(kind, path, "", "", path, 0.0, "")
+
+
+def test_rrf_weights_original_lists_and_gives_top_rank_bonus():
+    a, b, c = _hit("a"), _hit("b"), _hit("c")
+    fused = rrf([(2.0, [a, b, c]), (1.0, [c, b, a])])
+    scores = {h.path: h.score for h in fused}
+    assert scores["a"] == pytest.approx(2 / 61 + 1 / 63 + 0.05)
+    assert scores["b"] == pytest.approx(2 / 62 + 1 / 62 + 0.02)
+    assert scores["c"] == pytest.approx(2 / 63 + 1 / 61 + 0.05)
+    assert [h.path for h in fused][0] == "a"  # the original query's list counts twice
+
+
+def test_expansion_runs_only_when_the_probe_is_weak(kb):
+    calls: list[str] = []
+
+    def expander(q: str) -> list[str]:
+        calls.append(q)
+        return ["rinse vinegar", q]
+
+    with SearchIndex(kb) as index:
+        index.update()
+        weak = index.search("cleaning", expander=expander)
+        assert calls == ["cleaning"] and weak.expanded == ["rinse vinegar"] and not weak.strong_signal
+        assert any(h.path == "layer1_sources/faq/pump.md" for h in weak.hits)
+        calls.clear()
+        index.search("full tank lasts about 7 days duration long", expander=expander)
+        probe = index.query("source", "full tank lasts about 7 days duration long")
+        assert is_strong_signal([h.score for h in probe]) == (calls == [])
+
+
+def test_schema_version_mismatch_is_a_clear_error(kb):
+    from wikic.errors import SchemaVersionError
+
+    SearchIndex(kb).close()
+    import sqlite3
+
+    conn = sqlite3.connect(kb / ".wikic" / "search.sqlite")
+    with conn:
+        conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    conn.close()
+    with pytest.raises(SchemaVersionError, match="delete the file"):
+        SearchIndex(kb)
+
+
+def test_cli_search_json_on_the_example_kb(tmp_path):
+    root = tmp_path / "example"
+    for part in ("schema", "layer1_sources", "wiki"):
+        shutil.copytree(REPO / part, root / part)
+    result = CliRunner().invoke(
+        app, ["--root", str(root), "search", "how long does the water tank last", "--json", "--k", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert len(data["results"]) == 3
+    assert {"path", "heading", "score", "snippet"} <= set(data["results"][0])
+    assert any("tank" in r["path"] or "watering" in r["path"] for r in data["results"])
+    plain = CliRunner().invoke(app, ["--root", str(root), "search", "pump noise"])
+    assert plain.exit_code == 0 and "1." in plain.output
