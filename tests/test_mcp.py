@@ -1,0 +1,69 @@
+"""`wikic mcp` spoken to with the official SDK's own stdio client, as an agent would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _text(result) -> str:
+    assert not result.is_error, result
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+async def _session(root: Path) -> dict:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "wikic", "--root", str(root), "mcp"], cwd=str(root)
+    )
+    out: dict = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        out["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
+        out["index"] = _text(await session.call_tool("read_index", {}))
+        out["page"] = _text(await session.call_tool("read_page", {"path": "topics/faq-watering.md"}))
+        out["bad_page"] = await session.call_tool("read_page", {"path": "../schema/wiki.yaml"})
+        out["search"] = await session.call_tool("search", {"query": "pump hum every half hour", "k": 3})
+        out["ask"] = await session.call_tool("ask", {"question": "How long does a full water tank last?"})
+        out["refuse"] = await session.call_tool("ask", {"question": "Does it work with Apple HomeKit?"})
+        resources = (await session.list_resources()).resources
+        out["resources"] = sorted(str(r.uri) for r in resources)
+        read = await session.read_resource("wiki://wiki/index.md")
+        out["resource_text"] = read.contents[0].text
+    return out
+
+
+def _payload(result) -> object:
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if isinstance(data, dict) else data
+    return json.loads(_text(result))
+
+
+def test_mcp_server_over_stdio(tmp_path):
+    root = tmp_path / "kb"
+    for part in ("schema", "layer1_sources", "wiki"):
+        shutil.copytree(REPO / part, root / part)
+    got = asyncio.run(_session(root))
+    assert got["tools"] == ["ask", "read_index", "read_page", "search"]
+    assert got["index"].startswith("# Wiki index") and "faq-watering.md" in got["index"]
+    assert got["page"].startswith("---") and "# Watering" in got["page"]
+    assert got["bad_page"].is_error
+    results = _payload(got["search"])
+    assert len(results) == 3 and {"path", "heading", "score", "snippet"} <= set(results[0])
+    assert any("pump" in r["path"] or "pump" in r["snippet"].lower() for r in results)
+    answer = _payload(got["ask"])
+    assert answer["refused"] is False and answer["sentences"][0]["cites"]
+    assert _payload(got["refuse"])["answer"] == "I cannot confirm from the knowledge base."
+    assert (
+        "wiki://wiki/index.md" in got["resources"]
+        and "wiki://wiki/topics/faq-watering.md" in got["resources"]
+    )
+    assert got["resource_text"].startswith("# Wiki index")
