@@ -482,19 +482,25 @@ class SearchIndex:
         if not terms:
             return []
         w = ", ".join(str(x) for x in WEIGHTS)
-        sql = (
-            f"SELECT c.kind, c.path, c.anchor, c.heading, c.title, c.body, c.refs, bm25(fts_{kind}, {w}) AS s"
-            f" FROM fts_{kind} JOIN chunks c ON c.id = fts_{kind}.rowid WHERE fts_{kind} MATCH ?"
-        )
         args: list = [match_expression(terms)]
-        if paths is not None:
+        cols = "c.kind, c.path, c.anchor, c.heading, c.title, c.body, c.refs"
+        if paths is None:
+            # rank inside FTS first, then join only the rows kept
+            sql = (
+                f"SELECT {cols}, r.s FROM (SELECT rowid, bm25(fts_{kind}, {w}) AS s FROM fts_{kind}"
+                f" WHERE fts_{kind} MATCH ? ORDER BY s LIMIT ?) r JOIN chunks c ON c.id = r.rowid ORDER BY r.s"
+            )
+            args.append(limit)
+        else:
             paths = list(paths)
             if not paths:
                 return []
-            sql += f" AND c.path IN ({','.join('?' * len(paths))})"
-            args += paths
-        sql += " ORDER BY s LIMIT ?"
-        args.append(limit)
+            sql = (
+                f"SELECT {cols}, bm25(fts_{kind}, {w}) AS s FROM fts_{kind} JOIN chunks c"
+                f" ON c.id = fts_{kind}.rowid WHERE fts_{kind} MATCH ?"
+                f" AND c.path IN ({','.join('?' * len(paths))}) ORDER BY s LIMIT ?"
+            )
+            args += [*paths, limit]
         try:
             rows = self.conn.execute(sql, args).fetchall()
         except sqlite3.OperationalError:  # e.g. a term the tokenizer reduces to nothing
