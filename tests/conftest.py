@@ -79,3 +79,26 @@ def snapshot_tree(root: Path) -> dict[str, tuple[int, bytes]]:
 
 def changed_files(before: dict[str, tuple[int, bytes]], after: dict[str, tuple[int, bytes]]) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+@pytest.fixture(scope="session")
+def farmbot_compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The FarmBot corpus fetched over loopback, transformed and compiled offline, once per session.
+
+    Read-only: tests that change anything copy it first.
+    """
+    from farmbot_kb import available, build_layers
+
+    from wikic.compile import compile_wiki
+
+    if not available():
+        pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
+    root = tmp_path_factory.mktemp("farmbot-compiled") / "kb"
+    server = ApiServer()
+    try:
+        build_layers(root, server)
+    finally:
+        server.close()
+    report = compile_wiki(root)
+    assert not report.failed, report.failed
+    return root

@@ -18,6 +18,7 @@ from .models import SourceDoc
 DEFAULT_MIN_OVERLAP = 0.6
 
 
+@lru_cache(maxsize=1 << 16)  # a few thousand distinct words cover a whole KB
 def stem(word: str) -> str:
     """A deliberately small stemmer so 'litres'/'litre' and 'planting'/'plant' match."""
     for suffix in ("ing", "ies", "es", "ed", "s"):
