@@ -129,6 +129,22 @@ def test_check_is_diff_friendly_json_and_exit_code(example: Path) -> None:
     ]
 
 
+def test_deleted_page_leaves_a_dangling_index_line(example: Path) -> None:
+    (example / "wiki/topics/blog-app.md").unlink()
+    report = check(example)
+    dangling = [f for f in report.errors if f.rule == "index-dangling"]
+    assert [(f.path, "wiki/topics/blog-app.md" in f.message) for f in dangling] == [("wiki/index.md", True)]
+    assert rules(report.errors) <= {"index-dangling", "broken-link"}  # 'See also' links to it break too
+    assert any(f.rule == "stale-page" and f.path == "wiki/topics/blog-app.md" for f in report.warnings)
+
+
+def test_changed_number_in_a_wiki_sentence_is_unsupported(example: Path) -> None:
+    page = example / "wiki/topics/faq-orders-and-policies.md"
+    page.write_text(page.read_text("utf-8").replace("ship for a flat $5.95.", "ship for a flat $4.95."))
+    (found,) = expect(check(example), "unsupported-citation")
+    assert found.path == "wiki/topics/faq-orders-and-policies.md" and "4.95" in found.message
+
+
 # --- a policy KB with versions v1, v2 and v3 ---------------------------------------------------------
 
 
