@@ -423,10 +423,10 @@ def test_compile_prints_a_diffstat_and_check_follows_the_change(example: Path) -
     lines = result.output.splitlines()
     stat = {m.group(1): m for line in lines if (m := re.match(r"^ (wiki/\S+\.md) \| (\d+) (\+*)(-*)$", line))}
     assert set(stat) == {"wiki/devices/sprout-3.md", "wiki/comparisons/planters.md"}
-    for m in stat.values():
-        assert int(m.group(2)) == len(m.group(3)) + len(m.group(4)) > 0 and m.group(3) and m.group(4)
+    assert all(m.group(3) and m.group(4) for m in stat.values())  # lines added and removed
     total = next(line for line in lines if "pages changed" in line)
-    assert re.fullmatch(r" 2 pages changed, \d+ insertions\(\+\), \d+ deletions\(-\)", total)
+    m = re.fullmatch(r" 2 pages changed, (\d+) insertions\(\+\), (\d+) deletions\(-\)", total)
+    assert m and int(m.group(1)) + int(m.group(2)) == sum(int(s.group(2)) for s in stat.values())
     assert "It weighs 1.5 kg" in (example / "wiki/devices/sprout-3.md").read_text("utf-8")
     assert check(example).errors == []
 
