@@ -4,6 +4,7 @@ restate one of its structured fields, and cite the section that says it."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 
@@ -197,11 +198,52 @@ def superseded_notes(older: list[SourceDoc]) -> list[Block]:
     return notes
 
 
-def keywords(texts: list[str], n: int = 10, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+ALIAS_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as", "tags")
+_DF_CACHE: dict[int, tuple[int, Counter]] = {}
+
+
+def corpus_df(all_docs: dict[str, SourceDoc]) -> tuple[int, Counter]:
+    """(documents, document frequency per token) over every layer-1 document, cached per compile."""
+    key = id(all_docs)
+    if key not in _DF_CACHE:
+        _DF_CACHE.clear()
+        df: Counter = Counter()
+        for d in all_docs.values():
+            df.update(set(tokens(d.title + " " + d.body)))
+        _DF_CACHE[key] = (max(1, len(all_docs)), df)
+    return _DF_CACHE[key]
+
+
+def aliases(doc: SourceDoc) -> list[str]:
+    """Other names a source gives its subject (e.g. ``common_names``), which users search by."""
+    out = []
+    for name in ALIAS_FIELDS:
+        value = doc.meta.get(name)
+        if isinstance(value, list):
+            out += [str(v).strip() for v in value if isinstance(v, str) and 0 < len(v.strip()) <= 40]
+    return out
+
+
+def keywords(
+    texts: list[str],
+    n: int = 12,
+    extra: tuple[str, ...] = (),
+    docs: list[SourceDoc] = (),
+    all_docs: dict[str, SourceDoc] | None = None,
+) -> tuple[str, ...]:
+    """Index keywords: given names first, then the sources' aliases, then the page's most
+    distinctive words (frequent here, rare in the corpus)."""
     counts = Counter(t for text in texts for t in tokens(text) if len(t) > 2 and not t.isdigit())
-    ranked = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-    out = list(dict.fromkeys([*(e.lower() for e in extra), *ranked]))
-    return tuple(out[:n])
+    if all_docs:
+        total, df = corpus_df(all_docs)
+        score = {t: c * math.log(1 + total / (1 + df.get(t, 0))) for t, c in counts.items()}
+    else:
+        score = dict(counts)
+    ranked = [t for t, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))]
+    names = [a.lower() for d in docs for a in aliases(d)]
+    taken = {d.title.lower() for d in docs}
+    out = list(dict.fromkeys([*(e.lower() for e in extra), *(a for a in names if a not in taken), *ranked]))
+    return tuple(out[: n + len(extra) + min(len(names), 24)])
 
 
 def _cells(line: str) -> list[str]:

@@ -106,12 +106,11 @@ def _topic(job: PageJob) -> Draft:
         blocks.extend(doc_blocks(doc, level=3))
         blocks.extend(superseded_notes(older_versions(job, doc)))
     titles = [d.title for d in docs]
-    more = "…" if len(titles) > 4 else ""
-    summary = f"{job.spec.title}: {'; '.join(titles[:4])}{more}"
+    summary = f"{job.spec.title}: {'; '.join(titles)}"
     return Draft(
         job.spec.title,
         summary,
-        keywords(titles + [b.text for b in blocks if b.kind == "heading"]),
+        keywords(_page_text(blocks), docs=docs, all_docs=job.all_docs),
         tuple(blocks),
         job.related,
     )
@@ -149,11 +148,12 @@ def _device(job: PageJob) -> Draft:
             if body:
                 blocks += [Block("heading", text=doc.title, level=3), *body]
             blocks.extend(superseded_notes(older_versions(job, doc)))
-    summary = f"{device['title']}: specifications, features and {len(related)} related sources"
+    titles = [d.title for d in related]
+    summary = f"{device['title']}: specifications, and what the sources say about it: " + "; ".join(titles)
     return Draft(
         job.spec.title,
         summary,
-        keywords([d.title for d in job.docs.values()], extra=names),
+        keywords(_page_text(blocks), extra=names, docs=list(job.docs.values()), all_docs=job.all_docs),
         tuple(blocks),
         job.related,
     )
@@ -181,8 +181,11 @@ def _comparison(job: PageJob) -> Draft:
     else:
         table = comparison_table([(d.title, d) for d in job.docs.values()], fields)
         names = [d.title for d in job.docs.values()]
-    summary = comp.get("purpose") or f"Compares {', '.join(fields)} across {len(names)} entries"
-    return Draft(job.spec.title, summary, keywords(names, extra=fields), (table,), job.related)
+    purpose = comp.get("purpose") or f"Compares {', '.join(fields)}."
+    summary = f"{purpose} Rows: {'; '.join(names)}"
+    return Draft(
+        job.spec.title, summary, keywords(names, extra=fields, all_docs=job.all_docs), (table,), job.related
+    )
 
 
 def _guide(job: PageJob) -> Draft:
@@ -202,10 +205,21 @@ def _guide(job: PageJob) -> Draft:
             else f"{doc.title}: {section.heading}"
         )
         blocks += [Block("heading", text=heading, level=2), *body]
+    titles = list(dict.fromkeys(job.docs[p].title for p, _ in job.spec.config["sections"] if p in job.docs))
     return Draft(
         job.spec.title,
-        guide["purpose"],
-        keywords([guide["query"], guide["title"]]),
+        f"{guide['purpose']} Draws on: {'; '.join(titles)}",
+        keywords([guide["query"], guide["title"], *_page_text(blocks)], all_docs=job.all_docs),
         tuple(blocks),
         job.related,
     )
+
+
+def _page_text(blocks: list[Block] | tuple[Block, ...]) -> list[str]:
+    """Headings and sentences of a draft, for choosing its keywords."""
+    out = []
+    for b in blocks:
+        if b.text:
+            out.append(b.text)
+        out += [x.text for x in b.sentences]
+    return out
