@@ -34,25 +34,42 @@ def serve(api: ApiServer) -> dict[str, str]:
     """Serve articles (next_field pages of 50) and crops (cursor pages of 40); returns first-page URLs."""
     return {
         "articles": api.add("articles", load("articles"), page_size=50, items="articles", etag=True),
-        "crops": api.add("crops", load("crops"), style="cursor", page_size=40, items="result.crops",
-                         cursor_field="meta.next"),
+        "crops": api.add(
+            "crops",
+            load("crops"),
+            style="cursor",
+            page_size=40,
+            items="result.crops",
+            cursor_field="meta.next",
+        ),
     }
 
 
 def write_schema(root: Path, urls: dict[str, str]) -> None:
     sources = {
         "articles": {
-            "kind": "http", "url": urls["articles"], "items": "articles",
+            "kind": "http",
+            "url": urls["articles"],
+            "items": "articles",
             "pagination": {"style": "next_field", "field": "next"},
-            "title": "title", "body": "body", "url_field": "html_url", "cleanups": ["liquid"],
+            "title": "title",
+            "body": "body",
+            "url_field": "html_url",
+            "cleanups": ["liquid"],
         },
         "crops": {
-            "kind": "http", "url": urls["crops"], "items": "result.crops", "id": "slug",
-            "pagination": {"style": "cursor", "param": "cursor", "field": "meta.next"}, "title": "name",
+            "kind": "http",
+            "url": urls["crops"],
+            "items": "result.crops",
+            "id": "slug",
+            "pagination": {"style": "cursor", "param": "cursor", "field": "meta.next"},
+            "title": "name",
         },
     }
     (root / "schema").mkdir(parents=True, exist_ok=True)
-    (root / "schema" / "sources.yaml").write_text(yaml.safe_dump({"sources": sources}, sort_keys=False), "utf-8")
+    (root / "schema" / "sources.yaml").write_text(
+        yaml.safe_dump({"sources": sources}, sort_keys=False), "utf-8"
+    )
     shutil.copy(FIXTURE / "wiki.yaml", root / "schema" / "wiki.yaml")
     shutil.copy(REPO / "schema" / "librarian.md", root / "schema" / "librarian.md")
 

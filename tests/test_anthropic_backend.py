@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fakellm import UNSUPPORTED, FakeAnthropic
 from typer.testing import CliRunner
-from wikiasserts import assert_every_fact_cited, body_lines, pages
+from wikiasserts import assert_every_fact_cited, body_lines, pages, planned
 
 from wikic.citations import Verifier
 from wikic.cli import app
@@ -75,7 +75,7 @@ def test_compile_through_the_sdk_with_faults_caching_repair_and_a_no_call_rerun(
     fake.for_page("Watering", "invent").for_page("Your first week with a Verdant garden", "invent")
     report = compile_wiki(kb, librarian=librarian(kb, fake, max_retries=4))
 
-    assert report.failed == [] and len(report.added) == 35
+    assert report.failed == [] and len(report.added) == len(planned(kb))
     assert assert_every_fact_cited(kb) == report.citations
     assert assert_prose_supported(kb) > 100
     u = report.usage
@@ -117,7 +117,7 @@ def test_retries_exhausted_leave_the_page_unwritten_and_a_rerun_completes(
     lib = librarian(kb, fake, max_retries=1)
     lib.concurrency = 1
     report = compile_wiki(kb, librarian=lib)
-    assert len(report.failed) == 1 and len(report.added) == 34
+    assert len(report.failed) == 1 and len(report.added) == len(planned(kb)) - 1
     assert any("529 after retries" in n for n in report.notes)
     missing = report.failed[0]
     again = compile_wiki(kb, librarian=librarian(kb, fake))
@@ -143,7 +143,9 @@ def test_cli_batch_compile_uses_message_batches(kb: Path, fake: FakeAnthropic) -
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 0, result.output
     created = fake.calls("/v1/messages/batches")
-    assert len(created) == 1 and len(created[0]["body"]["requests"]) == 31  # 4 comparisons need no call
+    assert len(created) == 1 and len(created[0]["body"]["requests"]) == sum(
+        p.type != "comparison" for p in planned(kb)
+    )
     assert any(r["path"].endswith("/results") for r in fake.requests)
     assert fake.calls("/v1/messages") == []  # nothing failed, so nothing was sent one by one
     assert assert_every_fact_cited(kb) > 0
@@ -158,7 +160,7 @@ def test_batch_polls_until_ended_and_resends_errored_requests_directly(kb: Path,
     lib = librarian(kb, fake, poll_interval=0.01)
     lib.batch = True
     report = compile_wiki(kb, librarian=lib)
-    assert report.failed == [] and len(report.added) == 35
+    assert report.failed == [] and len(report.added) == len(planned(kb))
     polls = [r for r in fake.requests if r["path"].startswith("/v1/messages/batches/msgbatch_")]
     assert len([p for p in polls if not p["path"].endswith("/results")]) >= 3
     direct = fake.calls("/v1/messages")

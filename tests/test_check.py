@@ -66,7 +66,7 @@ def test_example_kb_is_clean_and_states_the_current_return_policy(example: Path)
     assert all(set(w) == {"rule", "severity", "path", "line", "message"} for w in data["warnings"])
     assert "superseded-citation" not in {w["rule"] for w in data["warnings"]}
 
-    policies = (example / "wiki/topics/faq-orders-and-policies.md").read_text("utf-8")
+    policies = (example / "wiki/topics/orders-and-policies.md").read_text("utf-8")
     current = outside_notes(policies)
     assert "within 60 days of delivery" in current
     assert "within 30 days" not in current and "within 45 days" not in current
@@ -93,7 +93,7 @@ def test_generated_file_edited_by_hand_is_found_without_transform_state(example:
 
 
 def test_superseded_version_cited_outside_a_note_is_reported(example: Path) -> None:
-    page = example / "wiki/topics/faq-orders-and-policies.md"
+    page = example / "wiki/topics/orders-and-policies.md"
     text = page.read_text("utf-8")
     text = text.replace(
         "Smaller orders ship for a flat $5.95.",
@@ -104,14 +104,14 @@ def test_superseded_version_cited_outside_a_note_is_reported(example: Path) -> N
     page.write_text(text, "utf-8")
     report = check(example)
     found = [f for f in report.errors if f.rule == "superseded-citation"]
-    assert len(found) == 1 and found[0].path == "wiki/topics/faq-orders-and-policies.md"
+    assert len(found) == 1 and found[0].path == "wiki/topics/orders-and-policies.md"
     assert "return-policy-2026.md" in found[0].message
     assert text.split("\n")[found[0].line - 1].startswith("You can return any Verdant garden within 30")
     assert rules(report.errors) == {"superseded-citation"}
 
 
 def test_check_is_diff_friendly_json_and_exit_code(example: Path) -> None:
-    (example / "wiki/topics/faq-watering.md").write_text(
+    (example / "wiki/topics/watering.md").write_text(
         "---\ntitle: broken\n---\n\n# Broken\n\nNo source here.\n"
     )
     result = runner.invoke(app, ["--root", str(example), "check", "--json"])
@@ -122,7 +122,7 @@ def test_check_is_diff_friendly_json_and_exit_code(example: Path) -> None:
         {
             "rule": "uncited-sentence",
             "severity": "error",
-            "path": "wiki/topics/faq-watering.md",
+            "path": "wiki/topics/watering.md",
             "line": 7,
             "message": uncited[0]["message"],
         }
@@ -130,19 +130,19 @@ def test_check_is_diff_friendly_json_and_exit_code(example: Path) -> None:
 
 
 def test_deleted_page_leaves_a_dangling_index_line(example: Path) -> None:
-    (example / "wiki/topics/blog-app.md").unlink()
+    (example / "wiki/topics/app.md").unlink()
     report = check(example)
     dangling = [f for f in report.errors if f.rule == "index-dangling"]
-    assert [(f.path, "wiki/topics/blog-app.md" in f.message) for f in dangling] == [("wiki/index.md", True)]
+    assert [(f.path, "wiki/topics/app.md" in f.message) for f in dangling] == [("wiki/index.md", True)]
     assert rules(report.errors) <= {"index-dangling", "broken-link"}  # 'See also' links to it break too
-    assert any(f.rule == "stale-page" and f.path == "wiki/topics/blog-app.md" for f in report.warnings)
+    assert any(f.rule == "stale-page" and f.path == "wiki/topics/app.md" for f in report.warnings)
 
 
 def test_changed_number_in_a_wiki_sentence_is_unsupported(example: Path) -> None:
-    page = example / "wiki/topics/faq-orders-and-policies.md"
+    page = example / "wiki/topics/orders-and-policies.md"
     page.write_text(page.read_text("utf-8").replace("ship for a flat $5.95.", "ship for a flat $4.95."))
     (found,) = expect(check(example), "unsupported-citation")
-    assert found.path == "wiki/topics/faq-orders-and-policies.md" and "4.95" in found.message
+    assert found.path == "wiki/topics/orders-and-policies.md" and "4.95" in found.message
 
 
 # --- a policy KB with versions v1, v2 and v3 ---------------------------------------------------------
@@ -319,7 +319,8 @@ def test_heading_removed_from_cited_source_is_a_broken_link(farm: Path) -> None:
 
 @farmbot
 def test_citation_deleted_from_a_sentence_is_uncited(farm: Path) -> None:
-    page = farm / "wiki/topics" / sorted(p.name for p in (farm / "wiki/topics").glob("articles-*.md"))[0]
+    topics = sorted((farm / "wiki/topics").glob("*.md"))
+    page = next(p for p in topics if "layer1_sources/articles/" in p.read_text("utf-8"))
     lines = page.read_text("utf-8").split("\n")
     n = next(i for i, line in enumerate(lines) if line[:1].isupper() and len(CITE_LINK.findall(line)) == 1)
     lines[n] = CITE_LINK.sub("", lines[n]).rstrip()
@@ -330,7 +331,7 @@ def test_citation_deleted_from_a_sentence_is_uncited(farm: Path) -> None:
 
 @farmbot
 def test_new_page_nothing_links_to_is_an_orphan(farm: Path) -> None:
-    src = next((farm / "wiki/topics").glob("crops-*.md")).read_text("utf-8").split("\n")
+    src = next((farm / "wiki/topics").glob("full-sun-crops-*.md")).read_text("utf-8").split("\n")
     cited = next(line for line in src if CITE_LINK.search(line) and not line.startswith(("|", ">")))
     (farm / "wiki/topics/my-notes.md").write_text(f"---\ntitle: My notes\n---\n\n# My notes\n\n{cited}\n")
     (found,) = expect(check(farm), "orphan-page")

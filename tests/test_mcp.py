@@ -28,7 +28,7 @@ async def _session(root: Path) -> dict:
         await session.initialize()
         out["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
         out["index"] = _text(await session.call_tool("read_index", {}))
-        out["page"] = _text(await session.call_tool("read_page", {"path": "topics/faq-watering.md"}))
+        out["page"] = _text(await session.call_tool("read_page", {"path": "topics/watering.md"}))
         out["bad_page"] = await session.call_tool("read_page", {"path": "../schema/wiki.yaml"})
         out["search"] = await session.call_tool("search", {"query": "pump hum every half hour", "k": 3})
         out["ask"] = await session.call_tool("ask", {"question": "How long does a full water tank last?"})
@@ -53,7 +53,7 @@ def test_mcp_server_over_stdio(tmp_path):
         shutil.copytree(REPO / part, root / part)
     got = asyncio.run(_session(root))
     assert got["tools"] == ["ask", "read_index", "read_page", "search"]
-    assert got["index"].startswith("# Wiki index") and "faq-watering.md" in got["index"]
+    assert got["index"].startswith("# Wiki index") and "topics/watering.md" in got["index"]
     assert got["page"].startswith("---") and "# Watering" in got["page"]
     assert got["bad_page"].is_error
     results = _payload(got["search"])
@@ -62,8 +62,5 @@ def test_mcp_server_over_stdio(tmp_path):
     answer = _payload(got["ask"])
     assert answer["refused"] is False and answer["sentences"][0]["cites"]
     assert _payload(got["refuse"])["answer"] == "I cannot confirm from the knowledge base."
-    assert (
-        "wiki://wiki/index.md" in got["resources"]
-        and "wiki://wiki/topics/faq-watering.md" in got["resources"]
-    )
+    assert "wiki://wiki/index.md" in got["resources"] and "wiki://wiki/topics/watering.md" in got["resources"]
     assert got["resource_text"].startswith("# Wiki index")

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fakellm import UNSUPPORTED, FakeOpenAI
 from test_anthropic_backend import assert_prose_supported
-from wikiasserts import assert_every_fact_cited, pages
+from wikiasserts import assert_every_fact_cited, pages, planned
 
 from wikic.compile import compile_wiki
 from wikic.errors import ConfigError
@@ -54,7 +54,7 @@ def test_compile_with_faults_repair_cached_tokens_and_a_no_call_rerun(kb: Path, 
     fake.for_page("Grove 6", "malformed").for_page("Watering", "invent")
     report = compile_wiki(kb, librarian=librarian(kb, fake))
 
-    assert report.failed == [] and len(report.added) == 35
+    assert report.failed == [] and len(report.added) == len(planned(kb))
     assert report.backend == "openai" and report.model == "qwen2.5:7b"
     assert assert_every_fact_cited(kb) == report.citations
     assert assert_prose_supported(kb) > 100
@@ -84,7 +84,7 @@ def test_a_server_without_tool_calling_is_used_in_json_mode(kb: Path) -> None:
         report = compile_wiki(kb, backend="openai", environ=env(fake, key=""))
     finally:
         fake.close()
-    assert report.failed == [] and len(report.added) == 35 and report.dropped == 0
+    assert report.failed == [] and len(report.added) == len(planned(kb)) and report.dropped == 0
     rejected = [r for r in fake.requests if r["fault"] == "no-tools"]
     assert 1 <= len(rejected) <= 4  # at most one per worker before the mode switches
     answered = fake.calls("/v1/chat/completions")

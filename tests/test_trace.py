@@ -29,7 +29,7 @@ def line_of(root: Path, page: str, startswith: str) -> int:
 
 
 def test_trace_a_line_down_to_the_api_url(example: Path) -> None:
-    page = "wiki/topics/faq-orders-and-policies.md"
+    page = "wiki/topics/orders-and-policies.md"
     n = line_of(example, page, "Smaller orders ship for a flat $5.95.")
     result = runner.invoke(app, ["--root", str(example), "trace", f"{page}:{n}"])
     assert result.exit_code == 0, result.output
@@ -72,14 +72,14 @@ def test_hand_maintained_sources_have_no_layer0(example: Path) -> None:
 
 
 def test_whole_page_and_superseded_notes(example: Path) -> None:
-    report = trace(example, "wiki/topics/faq-orders-and-policies.md")
+    report = trace(example, "wiki/topics/orders-and-policies.md")
     cited = {c.record_id for s in report.sentences for c in s.citations}
     assert {"return-policy-2026", "return-policy-2025", "return-policy", "shipping"} <= cited
     assert all(s.citations for s in report.sentences)
 
 
 def test_tampered_snapshot_and_missing_anchor_are_shown(example: Path) -> None:
-    page = "wiki/topics/faq-orders-and-policies.md"
+    page = "wiki/topics/orders-and-policies.md"
     n = line_of(example, page, "Smaller orders ship")
     snap = trace(example, f"{page}:{n}").sentences[0].citations[0].layer0
     body = json.loads((example / snap.path).read_text("utf-8"))
@@ -94,7 +94,7 @@ def test_tampered_snapshot_and_missing_anchor_are_shown(example: Path) -> None:
 
 
 def test_usage_errors(example: Path) -> None:
-    page = "wiki/topics/faq-orders-and-policies.md"
+    page = "wiki/topics/orders-and-policies.md"
     blank = line_of(example, page, "# Orders and policies") + 1
     result = runner.invoke(app, ["--root", str(example), "trace", f"{page}:{blank}"])
     assert result.exit_code == 2

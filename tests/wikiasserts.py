@@ -85,3 +85,11 @@ def assert_reachable_from_index(root: Path) -> None:
                 todo.append(os.path.normpath(os.path.join(os.path.dirname(current), m)))
     for path in found:
         assert path in reachable, f"{path} is not reachable from index.md"
+
+
+def planned(root: Path) -> list:
+    """The page specs the planner makes for a KB (what a full compile writes)."""
+    from wikic.plan import plan
+    from wikic.wikischema import load_wiki_schema
+
+    return plan(load_layer1(root), load_wiki_schema(root)).pages

@@ -163,7 +163,9 @@ def verify() -> None:
 
 
 @app.command()
-def check(json_out: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False) -> None:
+def check(
+    json_out: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
+) -> None:
     """Lint the whole KB (links, citations, staleness, contradictions, integrity); exit 1 on errors."""
     from .lint import check as do_check
     from .lint import format_report
@@ -449,5 +451,8 @@ def print_compile_report(report) -> None:
     for reason in report.drop_reasons[:10]:
         err.print(f"[yellow]dropped:[/yellow] {reason}", soft_wrap=True)
     for path in report.failed:
-        err.print(f"[red]not written:[/red] {path}: the backend failed or no verifiable sentence remained "
-                  "(see the notes above); a rerun retries it", soft_wrap=True)
+        err.print(
+            f"[red]not written:[/red] {path}: the backend failed or no verifiable sentence remained "
+            "(see the notes above); a rerun retries it",
+            soft_wrap=True,
+        )

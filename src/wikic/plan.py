@@ -273,14 +273,15 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 with_older(srcs),
                 {"guide": guide.__dict__, "sections": [list(s) for s in sections]},
             )
-    taken = {(p.type, p.slug) for p in pages}
+    # One subject, one page: groups of different sources with the same title share a page.
+    topics: dict[str, tuple[str, list[str], list[str]]] = {}
     for rule in schema.topics:
         for title, members in topic_groups(rule, docs, superseded):
-            base = title.split(":", 1)[0]  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
-            slug = slugify(f"{rule.source}-{base}" if len(schema.topics) > 1 else base)
-            while ("topic", slug) in taken:
-                slug += "-x"
-            taken.add(("topic", slug))
-            add("topic", slug, title, with_older([d.path for d in members]), {"topic": rule.source})
+            slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
+            entry = topics.setdefault(slug, (title, [], []))
+            entry[1].extend(d.path for d in members)
+            entry[2].append(rule.source)
+    for slug, (title, members, sources) in topics.items():
+        add("topic", slug, title, with_older(members), {"topic": sources})
     unplaced = sorted(d.path for d in docs if d.path not in used)
     return Plan(pages, unplaced, superseded)
