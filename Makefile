@@ -36,13 +36,16 @@ demo: venv
 	$(WIKIC) transform
 	$(WIKIC) compile
 	$(WIKIC) verify
+	$(WIKIC) check
+	$(WIKIC) ask "What is the return policy?"
+	$(WIKIC) ask "Does the Grove 6 work with Alexa?"
 	@echo
 	@echo "== demo summary =="
 	@echo "layer 0 snapshots:    $$(find layer0_raw -name '*@*.json' | wc -l)"
 	@echo "layer 1 sources:      $$(find layer1_sources -name '*.md' | wc -l)"
 	@echo "wiki pages:           $$(find wiki -name '*.md' ! -name index.md ! -name log.md ! -path 'wiki/index/*' | wc -l)"
 	@echo "citations in wiki:    $$(grep -o 'layer1_sources/[^)]*' -r wiki | wc -l)"
-	@echo "start reading at:     wiki/index.md"
+	@echo "start reading at:     wiki/index.md  (or: $(WIKIC) search QUERY, $(WIKIC) ask QUESTION)"
 
 test: venv
 	$(BIN)/python -m pytest -q
