@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -28,6 +29,23 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_PARTS = ("schema", "layer0_raw", "layer1_sources", "wiki", "examples")
+
+
+def copy_example(dest: Path) -> Path:
+    """A copy of the repository's example KB (schema, layers, compiled wiki, examples); tests never
+    change the repository's own."""
+    for name in EXAMPLE_PARTS:
+        shutil.copytree(REPO / name, dest / name)
+    return dest
+
+
+@pytest.fixture
+def example_kb(tmp_path: Path) -> Path:
+    return copy_example(tmp_path / "example")
 
 
 @pytest.fixture

@@ -36,12 +36,10 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 @pytest.fixture
-def kb(tmp_path: Path) -> Path:
-    """The repository's example KB (schema and layer 1), copied; the repo's own stays untouched."""
-    root = tmp_path / "kb"
-    for name in ("schema", "layer1_sources"):
-        shutil.copytree(REPO / name, root / name)
-    return root
+def kb(example_kb: Path) -> Path:
+    """The example KB with an empty wiki, so every page is compiled by the backend under test."""
+    shutil.rmtree(example_kb / "wiki")
+    return example_kb
 
 
 def librarian(kb: Path, fake: FakeAnthropic, **model_args: object) -> AnthropicLibrarian:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from apiserver import ApiServer
+from conftest import copy_example
 from farmbot_kb import available
 from typer.testing import CliRunner
 
@@ -31,13 +32,6 @@ from wikic.transform import transform
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
-
-
-def copy_example(dest: Path) -> Path:
-    """The repository's compiled example KB, copied (never checked in place)."""
-    for name in ("schema", "layer0_raw", "layer1_sources", "wiki", "examples"):
-        shutil.copytree(REPO / name, dest / name)
-    return dest
 
 
 def rules(findings) -> set[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import changed_files, snapshot_tree
+from conftest import changed_files, copy_example, snapshot_tree
 from typer.testing import CliRunner
 from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, body_lines, page_types, pages
 
@@ -28,20 +28,26 @@ from wikic.transform import transform
 REPO = Path(__file__).resolve().parents[1]
 
 
-def copy_example(dest: Path) -> Path:
-    for name in ("schema", "layer1_sources", "layer0_raw", "examples"):
-        shutil.copytree(REPO / name, dest / name)
-    (dest / "wiki").mkdir()
-    return dest
+def fresh_example(dest: Path) -> Path:
+    """The example KB with its layers but no wiki yet."""
+    root = copy_example(dest)
+    shutil.rmtree(root / "wiki")
+    (root / "wiki").mkdir()
+    assert all(not r.errors for r in transform(root, load_sources(root)))
+    return root
 
 
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
-    root = copy_example(tmp_path / "kb")
-    # Hand-maintained specs only; generated layer-1 files come from the committed layer 0.
-    config = load_sources(root)
-    assert all(not r.errors for r in transform(root, config))
-    return root
+    return fresh_example(tmp_path / "kb")
+
+
+def test_the_committed_example_wiki_is_what_compile_produces(example_kb: Path) -> None:
+    before = snapshot_tree(example_kb)
+    assert all(not r.written and not r.deleted for r in transform(example_kb, load_sources(example_kb)))
+    report = compile_wiki(example_kb)
+    assert not report.wrote_anything, "recompile the example KB (make compile) and commit wiki/"
+    assert [p for p in changed_files(before, snapshot_tree(example_kb)) if not p.startswith(".wikic/")] == []
 
 
 def test_every_sentence_and_fact_cell_cites_an_existing_section(kb: Path) -> None:
@@ -64,8 +70,7 @@ def test_no_change_recompile_writes_nothing_and_output_is_byte_identical(kb: Pat
     assert not again.wrote_anything and again.usage.calls == 0
     assert again.unchanged == len(first.added)
     assert changed_files(before, snapshot_tree(kb)) == []
-    other = copy_example(tmp_path / "other")
-    transform(other, load_sources(other))
+    other = fresh_example(tmp_path / "other")
     compile_wiki(other)
     ours, theirs = pages(kb), pages(other)
     assert ours == theirs
@@ -195,8 +200,7 @@ def test_a_concurrent_compile_is_refused_by_the_lock(kb: Path) -> None:
 
 
 def test_kill_9_mid_compile_leaves_a_consistent_wiki_that_a_rerun_completes(kb: Path, tmp_path: Path) -> None:
-    reference = copy_example(tmp_path / "reference")
-    transform(reference, load_sources(reference))
+    reference = fresh_example(tmp_path / "reference")
     compile_wiki(reference)
     expected = pages(reference)
     # Kill real compiles at several moments (before, during and after the writes); whatever the

@@ -4,7 +4,6 @@ scripted model for the LLM paths."""
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -24,29 +23,13 @@ import farmbot_kb  # noqa: E402
 
 
 @pytest.fixture
-def example(tmp_path) -> Path:
-    root = tmp_path / "example"
-    for part in ("schema", "layer1_sources", "wiki", "examples"):
-        shutil.copytree(REPO / part, root / part)
-    return root
+def example(example_kb: Path) -> Path:
+    return example_kb
 
 
-@pytest.fixture(scope="session")
-def farmbot(tmp_path_factory) -> Path:
-    if not farmbot_kb.available():
-        pytest.skip("the FarmBot corpus is not in ../shared")
-    from apiserver import ApiServer
-
-    from wikic.compile import compile_wiki
-
-    root = tmp_path_factory.mktemp("farmbot")
-    api = ApiServer()
-    try:
-        farmbot_kb.build_layers(root, api)
-    finally:
-        api.close()
-    compile_wiki(root, backend="offline")
-    return root
+@pytest.fixture
+def farmbot(farmbot_compiled: Path) -> Path:
+    return farmbot_compiled  # read-only: the retrieval gates only query it
 
 
 def test_ask_answers_with_citations_or_refuses(example):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -47,10 +46,8 @@ def _payload(result) -> object:
     return json.loads(_text(result))
 
 
-def test_mcp_server_over_stdio(tmp_path):
-    root = tmp_path / "kb"
-    for part in ("schema", "layer1_sources", "wiki"):
-        shutil.copytree(REPO / part, root / part)
+def test_mcp_server_over_stdio(example_kb):
+    root = example_kb
     got = asyncio.run(_session(root))
     assert got["tools"] == ["ask", "read_index", "read_page", "search"]
     assert got["index"].startswith("# Wiki index") and "topics/watering.md" in got["index"]

@@ -33,11 +33,10 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture
-def kb(tmp_path: Path) -> Path:
-    root = tmp_path / "kb"
-    for name in ("schema", "layer1_sources"):
-        shutil.copytree(REPO / name, root / name)
-    return root
+def kb(example_kb: Path) -> Path:
+    """The example KB with an empty wiki, so every page is compiled by the backend under test."""
+    shutil.rmtree(example_kb / "wiki")
+    return example_kb
 
 
 def env(fake: FakeOpenAI, key: str = "sk-local") -> dict[str, str]:

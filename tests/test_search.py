@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -193,10 +192,8 @@ def test_schema_version_mismatch_is_a_clear_error(kb):
         SearchIndex(kb)
 
 
-def test_cli_search_json_on_the_example_kb(tmp_path):
-    root = tmp_path / "example"
-    for part in ("schema", "layer1_sources", "wiki"):
-        shutil.copytree(REPO / part, root / part)
+def test_cli_search_json_on_the_example_kb(example_kb):
+    root = example_kb
     result = CliRunner().invoke(
         app, ["--root", str(root), "search", "how long does the water tank last", "--json", "--k", "3"]
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def example(tmp_path: Path) -> Path:
-    for name in ("schema", "layer0_raw", "layer1_sources", "wiki", "examples"):
-        shutil.copytree(REPO / name, tmp_path / name)
-    return tmp_path
+def example(example_kb: Path) -> Path:
+    return example_kb
 
 
 def line_of(root: Path, page: str, startswith: str) -> int:

@@ -32,7 +32,7 @@ import frontmatter
 from .citations import Verifier, stem
 from .draft import Citation, parse_citations, strip_citations
 from .layer1 import load_layer1
-from .librarian.model import ModelRequest, Tool
+from .librarian.model import CITED_SENTENCE, ModelRequest, Tool
 from .markdown import STOPWORDS, plain_inline, split_sections, split_sentences, words
 from .models import SourceDoc
 from .search import (
@@ -414,17 +414,7 @@ ANSWER_TOOL = Tool(
         "type": "object",
         "properties": {
             "refuse": {"type": "boolean"},
-            "sentences": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "text": {"type": "string"},
-                        "cites": {"type": "array", "items": {"type": "string"}},
-                    },
-                    "required": ["text", "cites"],
-                },
-            },
+            "sentences": {"type": "array", "items": CITED_SENTENCE},
         },
         "required": ["refuse", "sentences"],
     },

@@ -27,7 +27,7 @@ from ..wikischema import WikiSchema
 from .base import Failure, PageJob, Usage
 from .extract import device_facts, facts_table, superseded_notes
 from .extract import keywords as extract_keywords
-from .model import Model, ModelConfigError, ModelError, ModelRequest, ModelResponse, Tool
+from .model import CITED_SENTENCE, Model, ModelConfigError, ModelError, ModelRequest, ModelResponse, Tool
 from .offline import current_docs, older_versions
 from .offline import write_page as offline_page
 
@@ -77,17 +77,7 @@ WRITE_PAGE = Tool(
                     "type": "object",
                     "properties": {
                         "heading": {"type": "string"},
-                        "sentences": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "properties": {
-                                    "text": {"type": "string"},
-                                    "cites": {"type": "array", "items": {"type": "string"}},
-                                },
-                                "required": ["text", "cites"],
-                            },
-                        },
+                        "sentences": {"type": "array", "items": CITED_SENTENCE},
                     },
                     "required": ["heading", "sentences"],
                 },

@@ -26,6 +26,17 @@ class Tool:
     schema: dict[str, Any]
 
 
+# A cited sentence as every tool returns it: text plus the keys of the sections it cites.
+CITED_SENTENCE = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string"},
+        "cites": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["text", "cites"],
+}
+
+
 @dataclass(frozen=True)
 class ModelRequest:
     """``tools`` and ``system[:cached]`` are the shared prefix (rules, output schema), identical
