@@ -221,3 +221,12 @@ def test_kill_9_mid_compile_leaves_a_consistent_wiki_that_a_rerun_completes(kb: 
         compile_wiki(kb)
         assert pages(kb) == expected
         assert not list((kb / "wiki").rglob(".*.tmp"))
+
+
+def test_a_hand_edited_page_is_restored_by_the_next_compile(kb: Path) -> None:
+    compile_wiki(kb)
+    page = kb / "wiki/devices/grove-6.md"
+    original = page.read_text("utf-8")
+    page.write_text(original.replace("4.0 litres", "40 litres"), "utf-8")
+    report = compile_wiki(kb)
+    assert report.changed == ["wiki/devices/grove-6.md"] and page.read_text("utf-8") == original

@@ -20,9 +20,17 @@ from . import __version__
 from .citations import Verifier
 from .draft import Block, Cell, Draft, Sentence, render_body
 from .errors import ConfigError, WikicError
-from .fsutil import atomic_write, canonical_json, kb_lock, remove_stale_temps, sha256_tag
+from .fsutil import (
+    atomic_write,
+    canonical_json,
+    kb_lock,
+    read_json_artifact,
+    remove_stale_temps,
+    sha256_tag,
+    write_json_artifact,
+)
 from .index import Entry, append_log, apply_overrides, load_overrides, render_index, write_index
-from .layer1 import load_layer1
+from .layer1 import load_layer1, read_layer1
 from .librarian.base import Failure, Librarian, PageJob, Usage
 from .models import SourceDoc
 from .plan import PageSpec, Plan
@@ -30,6 +38,9 @@ from .plan import plan as make_plan
 from .wikischema import WikiSchema, load_wiki_schema
 
 WIKI = "wiki"
+STATE = ".wikic/compile.json"  # derived: lets a no-change compile stop after hashing its inputs
+STATE_VERSION = 1
+SCHEMA_FILES = ("wiki.yaml", "librarian.md", "index-overrides.yaml")
 Progress = Callable[[str, int, int | None], None]
 
 
@@ -304,7 +315,17 @@ def compile_wiki(
     report.backend, report.model = lib.name, lib.model
     with kb_lock(root):
         remove_stale_temps(root / WIKI)
-        docs_list = load_layer1(root)
+        files = read_layer1(root)
+        digest = input_digest(root, files, lib)
+        state = load_state(root)
+        written = _wiki_hashes(root)
+        if not dry_run and state and state.get("digest") == digest and state.get("outputs") == written:
+            report.unchanged = state.get("pages", 0)  # nothing read changed and no page was touched
+            report.unplaced = state.get("unplaced", [])
+            report.seconds = time.perf_counter() - started
+            return report
+        last_written = (state or {}).get("outputs", {})
+        docs_list = load_layer1(root, files)
         docs = {d.path: d for d in docs_list}
         the_plan = make_plan(docs_list, schema)
         report.unplaced = the_plan.unplaced
@@ -314,7 +335,8 @@ def compile_wiki(
         for spec in the_plan.pages:
             fp = fingerprint(spec, docs, schema, lib, related[spec.path])
             old = existing.get(spec.path)
-            if old and old["wikic"].get("fingerprint") == fp and (root / spec.path).exists():
+            hand_edited = spec.path in last_written and last_written[spec.path] != written.get(spec.path)
+            if old and old["wikic"].get("fingerprint") == fp and spec.path in written and not hand_edited:
                 report.unchanged += 1
                 continue
             page_docs = {p: docs[p] for p in spec.sources if p in docs}
@@ -393,8 +415,48 @@ def compile_wiki(
                 touched,
                 _log_details(report),
             )
+        if not report.failed:
+            save_state(root, digest, report, len(the_plan.pages))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def input_digest(root: Path, files: dict[str, bytes], lib: Librarian) -> str:
+    """Everything a compile reads: layer-1 bytes, the schema files, backend, model and version."""
+    schema_files = [(name, _file_hash(root / "schema" / name)) for name in SCHEMA_FILES]
+    layer1 = [(rel, sha256_tag(data)) for rel, data in files.items()]
+    return sha256_tag(canonical_json([layer1, schema_files, lib.name, lib.model, __version__]))
+
+
+def _file_hash(path: Path) -> str | None:
+    try:
+        return sha256_tag(path.read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def _wiki_hashes(root: Path) -> dict[str, str]:
+    folder = root / WIKI
+    if not folder.is_dir():
+        return {}
+    return {
+        p.relative_to(root).as_posix(): sha256_tag(p.read_bytes())
+        for p in sorted(folder.rglob("*.md"))
+        if p.name != "log.md" or p.parent != folder
+    }
+
+
+def load_state(root: Path) -> dict | None:
+    """What the last compile read and wrote, or None (absent, unreadable or another version)."""
+    try:
+        return read_json_artifact(root / STATE, STATE_VERSION)
+    except WikicError:
+        return None
+
+
+def save_state(root: Path, digest: str, report: CompileReport, pages: int) -> None:
+    state = {"digest": digest, "outputs": _wiki_hashes(root), "pages": pages, "unplaced": report.unplaced}
+    write_json_artifact(root / STATE, state, STATE_VERSION)
 
 
 def _log_details(report: CompileReport) -> str:

@@ -50,6 +50,13 @@ def layer1_files(root: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
 
 
-def load_layer1(root: Path) -> list[SourceDoc]:
-    """Every layer-1 document, in path order."""
-    return [parse_doc(root, p) for p in layer1_files(root)]
+def read_layer1(root: Path) -> dict[str, bytes]:
+    """The bytes of every layer-1 file by KB-relative path, in path order."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in layer1_files(root)}
+
+
+def load_layer1(root: Path, files: dict[str, bytes] | None = None) -> list[SourceDoc]:
+    """Every layer-1 document, in path order (from ``files`` when already read)."""
+    if files is None:
+        files = read_layer1(root)
+    return [parse_doc(root, root / rel, data) for rel, data in files.items()]
