@@ -1,0 +1,153 @@
+"""Compile figures: the FarmBot KB (cold, no-op, one changed crop) and 10,000 generated records.
+
+Each figure is printed next to a baseline measured in the same run: a cold compile is the
+baseline of a no-change recompile. Nothing here asserts wall-clock limits.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+import farmbot_kb  # noqa: E402
+from apiserver import ApiServer  # noqa: E402
+from conftest import changed_files, snapshot_tree  # noqa: E402
+
+from wikic.compile import compile_wiki  # noqa: E402
+from wikic.config import load_sources  # noqa: E402
+from wikic.fetch import fetch  # noqa: E402
+from wikic.transform import transform  # noqa: E402
+
+WORDS = (
+    "water tank pump light schedule basil mint seed pod sprout root leaf harvest prune wifi app reset "
+    "alert firmware clean algae vinegar filter nutrient dose height stem flower fruit tomato pepper "
+    "lettuce kale chard herb germination dome humidity temperature warranty return order shipping"
+).split()
+
+
+def timed(fn):
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def farmbot(tmp: Path) -> list[tuple[str, str, str]]:
+    root = tmp / "farmbot"
+    api = ApiServer()
+    try:
+        farmbot_kb.build_layers(root, api)
+        cold, report = timed(lambda: compile_wiki(root))
+        before = snapshot_tree(root)
+        noop, _ = timed(lambda: compile_wiki(root))
+        written = [p for p in changed_files(before, snapshot_tree(root))]
+        carrot = next(c for c in api.collections["crops"].records if c["slug"] == "carrot")
+        carrot["row_spacing"] = 22
+        config = load_sources(root)
+        fetch(root, config, sleep=lambda s: None)
+        transform(root, config)
+        before = snapshot_tree(root)
+        change, changed = timed(lambda: compile_wiki(root))
+        touched = [p for p in changed_files(before, snapshot_tree(root)) if p.startswith("wiki/")]
+    finally:
+        api.close()
+    counts = (
+        f"{len(report.added)} pages, {report.sentences} sentences, {report.verified} verified, "
+        f"{report.repaired} repaired, {report.dropped} dropped, {report.citations} citations, "
+        f"{len(report.unplaced)} unplaced"
+    )
+    return [
+        ("FarmBot cold compile (487 sources)", f"{cold:.2f} s", counts),
+        (
+            "FarmBot no-change recompile",
+            f"{noop:.3f} s, {len(written)} files written",
+            f"baseline: cold {cold:.2f} s",
+        ),
+        (
+            "FarmBot after one crop changed",
+            f"{change:.2f} s, pages rewritten: {len(changed.changed)}",
+            f"wiki files changed: {', '.join(touched)}",
+        ),
+    ]
+
+
+def generated(tmp: Path, n: int = 10_000) -> list[tuple[str, str, str]]:
+    rng = random.Random(7)
+    root = tmp / "generated"
+    pages = [
+        {
+            "id": f"r{i:05d}",
+            "title": f"{rng.choice(WORDS).capitalize()} {rng.choice(WORDS)} note {i}",
+            "group": f"g{i % 50:02d}",
+            "body": "\n\n".join(
+                f"## {rng.choice(WORDS).capitalize()} {j}\n\n"
+                + " ".join(
+                    f"The {rng.choice(WORDS)} {rng.choice(WORDS)} needs {rng.randint(1, 99)} "
+                    f"{rng.choice(['ml', 'days', 'hours', 'cm'])} of {rng.choice(WORDS)}."
+                    for _ in range(3)
+                )
+                for j in range(3)
+            ),
+        }
+        for i in range(n)
+    ]
+    export = root / "export"
+    export.mkdir(parents=True)
+    size = 500
+    for k in range(0, n, size):
+        nxt = f"page-{k // size + 2}.json" if k + size < n else None
+        (export / f"page-{k // size + 1}.json").write_text(
+            json.dumps({"data": pages[k : k + size], "next": nxt})
+        )
+    (root / "schema").mkdir()
+    (root / "schema/sources.yaml").write_text(
+        "sources:\n  notes:\n    kind: http\n    url: file:export/page-1.json\n    items: data\n"
+        "    pagination: {style: next_field}\n    body: body\n"
+    )
+    (root / "schema/wiki.yaml").write_text(
+        "topics:\n  - source: notes\n    group_by: group\n    max_sources: 25\n"
+        "guides:\n  - {id: pumps, title: Pumps, purpose: Pump care., query: pump water tank}\n"
+    )
+    (root / "schema/librarian.md").write_text((HERE.parent / "schema/librarian.md").read_text())
+    config = load_sources(root)
+    fetch(root, config)
+    transform(root, config)
+    cold, report = timed(lambda: compile_wiki(root))
+    before = snapshot_tree(root)
+    noop, _ = timed(lambda: compile_wiki(root))
+    written = changed_files(before, snapshot_tree(root))
+    return [
+        (
+            f"{n:,} records: cold compile",
+            f"{cold:.2f} s",
+            f"{len(report.added)} pages, {report.sentences} sentences",
+        ),
+        (
+            f"{n:,} records: no-change recompile",
+            f"{noop:.3f} s, {len(written)} files written",
+            f"target ≤ 1 s, nothing written: {'ok' if noop <= 1 and not written else 'MISSED'}; baseline: cold {cold:.2f} s",
+        ),
+    ]
+
+
+def main() -> None:
+    rows: list[tuple[str, str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        if farmbot_kb.available():
+            rows += farmbot(Path(tmp))
+        else:
+            print("FarmBot corpus not found in ../shared; skipping its figures")
+        rows += generated(Path(tmp))
+    width = max(len(r[0]) for r in rows)
+    for name, figure, note in rows:
+        print(f"{name:<{width}}  {figure:<34}  {note}")
+
+
+if __name__ == "__main__":
+    main()
