@@ -230,3 +230,13 @@ def test_a_hand_edited_page_is_restored_by_the_next_compile(kb: Path) -> None:
     page.write_text(original.replace("4.0 litres", "40 litres"), "utf-8")
     report = compile_wiki(kb)
     assert report.changed == ["wiki/devices/grove-6.md"] and page.read_text("utf-8") == original
+
+
+def test_entries_quote_what_other_sources_say_about_them(kb: Path) -> None:
+    compile_wiki(kb)
+    herbs = "\n".join(t for p, t in pages(kb).items() if p.startswith("wiki/topics/herbs-"))
+    block = herbs.split("### Genovese Basil elsewhere in the knowledge base", 1)[1].split("\n## ", 1)[0]
+    quoted = [line for line in block.split("\n") if line.startswith("- ")]
+    assert 0 < len(quoted) <= 2
+    assert all("Genovese basil" in line or "genovese basil" in line.lower() for line in quoted)
+    assert all("](../../layer1_sources/" in line and "/plants/" not in line for line in quoted)

@@ -399,14 +399,7 @@ def compile_wiki(
         entries = apply_overrides(entries, load_overrides(root))
         report.index_changed = write_index(root, render_index(entries, schema.index_budget))
         if report.added or report.changed or report.removed:
-            touched = sorted(
-                {
-                    docs[p].source
-                    for path in report.added + report.changed
-                    for p in next(s.sources for s in the_plan.pages if s.path == path)
-                    if p in docs
-                }
-            )
+            touched = _changed_sources(state, docs, report, the_plan)
             append_log(
                 root,
                 len(report.added),
@@ -416,7 +409,7 @@ def compile_wiki(
                 _log_details(report),
             )
         if not report.failed:
-            save_state(root, digest, report, len(the_plan.pages))
+            save_state(root, digest, report, len(the_plan.pages), docs)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -454,9 +447,30 @@ def load_state(root: Path) -> dict | None:
         return None
 
 
-def save_state(root: Path, digest: str, report: CompileReport, pages: int) -> None:
-    state = {"digest": digest, "outputs": _wiki_hashes(root), "pages": pages, "unplaced": report.unplaced}
+def save_state(
+    root: Path, digest: str, report: CompileReport, pages: int, docs: dict[str, SourceDoc]
+) -> None:
+    state = {
+        "digest": digest,
+        "outputs": _wiki_hashes(root),
+        "pages": pages,
+        "unplaced": report.unplaced,
+        "layer1": {p: d.sha256 for p, d in docs.items()},
+    }
     write_json_artifact(root / STATE, state, STATE_VERSION)
+
+
+def _changed_sources(
+    state: dict | None, docs: dict[str, SourceDoc], report: CompileReport, plan: Plan
+) -> list[str]:
+    """Source names for the log: those whose layer-1 files changed since the last compile, or,
+    without a record of it, those feeding the pages this compile wrote."""
+    if state and isinstance(state.get("layer1"), dict):
+        before: dict[str, str] = state["layer1"]
+        paths = {p for p in docs if before.get(p) != docs[p].sha256} | (set(before) - set(docs))
+        return sorted({p.split("/")[1] for p in paths if p.count("/") >= 2})
+    written = set(report.added + report.changed)
+    return sorted({docs[p].source for s in plan.pages if s.path in written for p in s.sources if p in docs})
 
 
 def _log_details(report: CompileReport) -> str:

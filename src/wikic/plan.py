@@ -274,14 +274,25 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 {"guide": guide.__dict__, "sections": [list(s) for s in sections]},
             )
     # One subject, one page: groups of different sources with the same title share a page.
-    topics: dict[str, tuple[str, list[str], list[str]]] = {}
+    topics: dict[str, tuple[str, list[str], list[str], dict[str, list]]] = {}
     for rule in schema.topics:
+        index = None
+        if rule.mentions:
+            from .librarian.extract import MentionIndex, aliases
+
+            index = MentionIndex([d for d in docs if d.source != rule.source and d.path not in superseded])
         for title, members in topic_groups(rule, docs, superseded):
             slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
-            entry = topics.setdefault(slug, (title, [], []))
+            entry = topics.setdefault(slug, (title, [], [], {}))
             entry[1].extend(d.path for d in members)
             entry[2].append(rule.source)
-    for slug, (title, members, sources) in topics.items():
-        add("topic", slug, title, with_older(members), {"topic": sources})
+            for d in members if index else ():
+                found = index.find([d.title, *aliases(d)], d.path, rule.mentions)
+                if found:
+                    entry[3][d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
+    for slug, (title, members, sources, mentions) in topics.items():
+        cited = [m[0] for ms in mentions.values() for m in ms]
+        config = {"topic": sources, "members": members, "mentions": mentions}
+        add("topic", slug, title, list(dict.fromkeys(with_older(members) + cited)), config)
     unplaced = sorted(d.path for d in docs if d.path not in used)
     return Plan(pages, unplaced, superseded)

@@ -63,6 +63,7 @@ class TopicRule:
     group_by: str = ""  # frontmatter field; '' = cluster by content
     titles: dict[str, str] = field(default_factory=dict)
     max_sources: int = 12
+    mentions: int = 0  # per source: up to this many sentences of other sources that name it
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,7 @@ def load_wiki_schema(root: Path) -> WikiSchema:
                 f.get("group_by", str, ""),
                 {str(k): str(v) for k, v in titles.items()},
                 f.positive("max_sources", 12),
+                f.get("mentions", int, 0),
             )
         )
         f.done()

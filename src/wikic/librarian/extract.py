@@ -10,7 +10,7 @@ from collections import Counter
 
 from ..bm25 import tokens
 from ..draft import Block, Cell, Citation, Sentence
-from ..markdown import Section, plain_inline, split_sentences
+from ..markdown import Section, plain_inline, split_sentences, words
 from ..models import SourceDoc
 from ..transform import format_value, label
 
@@ -337,3 +337,62 @@ def facts_comparison(
 def has_quotable(doc: SourceDoc) -> bool:
     """Whether a document has any prose or table a page could quote (image-only pages have none)."""
     return any(prose_units(s.text) for s in doc.sections) or any(rows for _, _, rows in source_tables(doc))
+
+
+def plural_stem(word: str) -> str:
+    """'strawberries' → 'strawberry', 'tomatoes' → 'tomato', 'beans' → 'bean'."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("oes"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+class MentionIndex:
+    """Quotable sentences of a set of documents, indexed by word, to find where a name occurs."""
+
+    def __init__(self, docs: list[SourceDoc]):
+        self.units: list[tuple[SourceDoc, Section, str, tuple[str, ...]]] = []
+        self.postings: dict[str, list[int]] = {}
+        for doc in docs:
+            for section in doc.sections:
+                for _, text in prose_units(section.text):
+                    toks = tuple(plural_stem(w) for w in words(text))
+                    n = len(self.units)
+                    self.units.append((doc, section, text, toks))
+                    for t in set(toks):
+                        self.postings.setdefault(t, []).append(n)
+
+    def find(self, names: list[str], exclude: str, limit: int) -> list[tuple[SourceDoc, Section, str]]:
+        """Up to ``limit`` sentences naming any of ``names`` (as whole words), outside ``exclude``;
+        sentences whose section heading names it come first."""
+        hits: dict[int, bool] = {}
+        for name in names:
+            toks = tuple(plural_stem(w) for w in words(name))
+            if not toks or len(" ".join(toks)) < 4:
+                continue
+            candidates = set(self.postings.get(toks[0], ()))
+            for t in toks[1:]:
+                candidates &= set(self.postings.get(t, ()))
+            for n in candidates:
+                doc, section, _, unit = self.units[n]
+                if doc.path == exclude:
+                    continue
+                if any(unit[i : i + len(toks)] == toks for i in range(len(unit) - len(toks) + 1)):
+                    heading = tuple(plural_stem(w) for w in words(section.heading))
+                    named = any(heading[i : i + len(toks)] == toks for i in range(len(heading)))
+                    hits[n] = hits.get(n, False) or named
+        ranked = sorted(hits, key=lambda n: (not hits[n], self.units[n][0].path, n))
+        return [self.units[n][:3] for n in ranked[:limit]]
+
+
+def mention_blocks(doc: SourceDoc, mentions: list[tuple[SourceDoc, Section, str]]) -> list[Block]:
+    if not mentions:
+        return []
+    sentences = tuple(Sentence(text, (Citation(d.path, s.anchor),)) for d, s, text in mentions)
+    return [
+        Block("heading", text=f"{doc.title} elsewhere in the knowledge base", level=3),
+        Block("bullets", sentences=sentences),
+    ]

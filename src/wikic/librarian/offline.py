@@ -19,6 +19,7 @@ from .extract import (
     facts_table,
     keywords,
     lead_section,
+    mention_blocks,
     mentions,
     section_blocks,
     superseded_notes,
@@ -100,10 +101,14 @@ def doc_blocks(
 
 def _topic(job: PageJob) -> Draft:
     blocks: list[Block] = []
-    docs = current_docs(job)
+    members = set(job.spec.config.get("members") or job.docs)
+    docs = [d for d in current_docs(job) if d.path in members]
+    mentions = job.spec.config.get("mentions") or {}
     for doc in docs:
         blocks.append(Block("heading", text=doc.title, level=2))
         blocks.extend(doc_blocks(doc, level=3))
+        found = [(job.docs[p], job.docs[p].section(a), text) for p, a, text in mentions.get(doc.path, ())]
+        blocks.extend(mention_blocks(doc, [(d, s, t) for d, s, t in found if s is not None]))
         blocks.extend(superseded_notes(older_versions(job, doc)))
     titles = [d.title for d in docs]
     summary = f"{job.spec.title}: {'; '.join(titles)}"
