@@ -18,7 +18,7 @@ import yaml
 
 from . import __version__
 from .citations import Verifier
-from .draft import Block, Cell, Draft, Sentence, render_body
+from .draft import Block, Cell, Draft, render_body
 from .errors import ConfigError, WikicError
 from .fsutil import (
     atomic_write,
@@ -231,16 +231,18 @@ def finish_draft(
     check = verify_blocks(draft.blocks, verifier)
     first_failures = len(check.failures)
     report.verified += total - first_failures
+    repaired = 0
     if check.failures and lib.can_repair:
         fixed = lib.repair(job, draft, [f for _, _, f in check.failures])
         if fixed is not None:
             again = verify_blocks(fixed.blocks, verifier)
-            fixed_total, _ = count_facts(fixed.blocks)
-            report.repaired += max(
-                0, min(first_failures, fixed_total - len(again.failures) - (total - first_failures))
-            )
+            passing = count_facts(fixed.blocks)[0] - len(again.failures)
+            repaired = max(0, min(first_failures, passing - (total - first_failures)))
             draft, check = fixed, again
-    report.dropped += len(check.failures)
+    # Whatever was not repaired is dropped, whether the repair left it failing or removed it,
+    # so verified + repaired + dropped always equals the sentences drafted.
+    report.repaired += repaired
+    report.dropped += first_failures - repaired
     report.drop_reasons += [f"{job.spec.path}: {f.text[:80]!r}: {f.reason}" for _, _, f in check.failures][
         :50
     ]
@@ -528,4 +530,4 @@ def _estimate(job: PageJob, schema: WikiSchema, existing: dict) -> dict:
     }
 
 
-__all__ = ["compile_wiki", "CompileReport", "WikicError", "Sentence"]
+__all__ = ["CompileReport", "compile_wiki"]
