@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -29,8 +30,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# Logs and pipes get 120 columns so report tables are not truncated; terminals keep their width.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
 
 
 class State:
@@ -78,6 +80,11 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int | Non
         yield update
 
 
+def report_table(*columns: str, **kwargs) -> Table:
+    """A compact table that fits an 80-column log without truncating its headers."""
+    return Table(*columns, box=box.SIMPLE_HEAD, pad_edge=False, **kwargs)
+
+
 def run(fn: Callable, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
@@ -108,7 +115,7 @@ def fetch(
     config = run(load_sources, state.root)
     with progress_bar() as bar:
         reports = run(do_fetch, state.root, config, only=source, progress=bar)
-    table = Table(
+    table = report_table(
         "source", "records", "added", "changed", "unchanged", "removed", "pages", "304", "errors", "s"
     )
     for r in reports:
@@ -137,7 +144,7 @@ def transform() -> None:
     config = run(load_sources, state.root)
     with progress_bar() as bar:
         reports = run(do_transform, state.root, config, progress=bar)
-    table = Table("source", "written", "unchanged", "deleted", "errors", "s")
+    table = report_table("source", "written", "unchanged", "deleted", "errors", "s")
     for r in reports:
         table.add_row(
             r.source, str(r.written), str(r.unchanged), str(r.deleted), str(len(r.errors)), f"{r.seconds:.2f}"
@@ -293,7 +300,7 @@ def eval_cmd(
 
 def print_eval(report, title: str = "") -> None:
     s = report.summary
-    table = Table("metric", "value", title=title or f"eval ({s['mode']}, {s['questions']} questions)")
+    table = report_table("metric", "value", title=title or f"eval ({s['mode']}, {s['questions']} questions)")
     for key, value in s.items():
         if key not in ("mode",):
             table.add_row(key, "—" if value is None else str(value))
@@ -333,7 +340,7 @@ def tune_index_cmd(
         out.print(
             f"{c.path}: +{', '.join(c.added)} (from {', '.join(c.questions)})", markup=False, soft_wrap=True
         )
-    table = Table("metric", "before", "after")
+    table = report_table("metric", "before", "after")
     after = report.after.summary if report.after else {}
     for key, value in report.before.summary.items():
         if isinstance(value, float):
@@ -401,7 +408,7 @@ def report_dict(report) -> dict:
 
 
 def print_plan(report) -> None:
-    table = Table("action", "page", "sources", "tokens in", "tokens out", "cost $")
+    table = report_table("action", "page", "sources", "tokens in", "tokens out", "cost $")
     for row in report.plan:
         table.add_row(
             row["action"],
