@@ -183,6 +183,31 @@ def test_second_run_gets_304s_and_writes_nothing(tree, api, validator):
     assert (second.not_modified, second.unchanged, second.added, second.removed) == (3, 30, 0, [])
 
 
+@pytest.mark.parametrize(
+    ("style", "pagination"),
+    [
+        ("page", {"style": "page", "param": "page"}),
+        ("offset", {"style": "offset", "param": "offset", "size_param": "limit", "size": 10}),
+    ],
+)
+def test_numbered_pages_are_fetched_conditionally_too(tree, api, style, pagination):
+    data = records(25)
+    url = api.add("items", data, style=style, page_size=10, etag=True)
+    root = kb(tree, {"items": http_source(url, pagination=pagination)})
+    assert run(root)[0].added == 25
+    before = snapshot_tree(root)
+    n = len(api.log)
+    again = run(root)[0]
+    assert changed_files(before, snapshot_tree(root)) == []
+    # The three pages holding records come back 304; the empty page (and any page read ahead
+    # past it by the concurrent window) is asked again, as it carried no records to vouch for.
+    assert sum(r.status == 304 for r in api.log[n:]) == 3
+    assert again.not_modified == 3 and again.unchanged == 25 and again.removed == []
+    data[12]["body"] = "changed"
+    third = run(root)[0]
+    assert (third.changed, third.unchanged, third.removed) == (1, 24, [])
+
+
 def test_304_run_still_detects_changes_on_other_pages(tree, api):
     data = records(30)
     url = api.add("items", data, page_size=10, etag=True)

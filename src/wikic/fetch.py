@@ -257,7 +257,7 @@ def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict
     """
     style = cfg.pagination.style
     if style in ("page", "offset"):
-        yield from _iter_numbered(cfg, getter)
+        yield from _iter_numbered(cfg, getter, validators)
         return
     url: str | None = cfg.url
     seen: set[str] = set()
@@ -305,7 +305,7 @@ def _next_url(cfg: SourceConfig, url: str, doc: Any, headers: httpx.Headers, ite
     return None
 
 
-def _iter_numbered(cfg: SourceConfig, getter: HttpGetter) -> Iterator[Page]:
+def _iter_numbered(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict]) -> Iterator[Page]:
     p = cfg.pagination
     window = max(1, cfg.concurrency)
     start = p.start if p.style == "page" else 0
@@ -319,10 +319,15 @@ def _iter_numbered(cfg: SourceConfig, getter: HttpGetter) -> Iterator[Page]:
 
     def fetch(i: int) -> Page:
         url = url_for(i)
-        _, body, _ = getter.get(url)
-        return Page(url, _items(cfg, url, body)[1])
+        old = validators.get(url) or {}
+        status, body, headers = getter.get(url, old)
+        if status == 304 and old:
+            return Page(url, [], None, list(old.get("ids", [])))
+        etag, modified = headers.get("etag"), headers.get("last-modified")
+        fresh = {"etag": etag, "last_modified": modified, "next": None} if etag or modified else None
+        return Page(url, _items(cfg, url, body)[1], validators=fresh)
 
-    previous: list[Any] | None = None
+    previous: Any = None
     i = 0
     with ThreadPoolExecutor(max_workers=window) as pool:
         while True:
@@ -330,15 +335,18 @@ def _iter_numbered(cfg: SourceConfig, getter: HttpGetter) -> Iterator[Page]:
                 raise SourceError(cfg.name, f"more than max_pages ({cfg.max_pages}) pages", page=url_for(i))
             batch = list(pool.map(fetch, range(i, min(i + window, cfg.max_pages))))
             for page in batch:
-                if not page.items:
+                unchanged = page.not_modified_ids is not None  # a 304: the ids it held last time
+                count = len(page.not_modified_ids) if unchanged else len(page.items)
+                if not count:
                     return
-                if previous is not None and page.items == previous:
+                signature = ("ids", page.not_modified_ids) if unchanged else page.items
+                if previous is not None and signature == previous:
                     raise SourceError(
                         cfg.name, "pagination returns the same records again (a loop)", page=page.url
                     )
-                previous = page.items
+                previous = signature
                 yield page
-                if p.size_param and len(page.items) < p.size:
+                if p.size_param and count < p.size:
                     return
             i += len(batch)
 
