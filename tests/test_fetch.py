@@ -17,6 +17,7 @@ from wikic.config import load_sources
 from wikic.errors import ConfigError
 from wikic.fetch import FetchReport, fetch
 from wikic.layer0 import LAYER0, MANIFEST
+from wikic.transform import transform
 
 SECRET = "s3cr3t-token-value-0123456789"
 
@@ -591,6 +592,15 @@ def test_files_source_keys_drop_the_extension_and_urls_are_kb_relative(tree):
     assert keys["guide/setup.json"] == "guide/setup"
     assert keys["guide/setup.md"].startswith("guide/setup-") and "/" not in keys["guide/setup.md"][6:]
     assert {e["url"] for e in entries.values()} == {"file:hb/guide/setup.md", "file:hb/guide/setup.json"}
+
+
+def test_files_source_markdown_becomes_the_layer1_body(tree):
+    root = tree({"schema/sources.yaml": {"sources": {"hb": {"kind": "files", "path": "hb"}}}})
+    tree({"hb/reset.md": "---\ntitle: Reset\n---\nHold the button for 8 seconds.\n"})
+    run(root)
+    transform(root, load_sources(root))
+    text = (root / "layer1_sources/hb/reset.md").read_text("utf-8")
+    assert "# Reset\n\nHold the button for 8 seconds." in text and "## Body" not in text
 
 
 def test_files_source_bad_json_is_reported(tree):

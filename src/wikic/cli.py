@@ -436,7 +436,8 @@ def print_compile_report(report) -> None:
     if report.diffstat:
         adds = sum(p for _, p, _ in report.diffstat)
         dels = sum(m for _, _, m in report.diffstat)
-        out.print(f" {len(report.diffstat)} pages changed, {adds} insertions(+), {dels} deletions(-)")
+        n = len(report.diffstat)
+        out.print(f" {n} page{'s' if n != 1 else ''} changed, {adds} insertions(+), {dels} deletions(-)")
     u = report.usage
     out.print(
         f"compile ({report.backend}/{report.model}) in {report.seconds:.2f}s\n"

@@ -221,7 +221,7 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
         name=name,
         kind=kind,
         title=f.get("title", str, "title"),
-        body=f.get("body", str, ""),
+        body=f.get("body", str, "body" if kind == "files" else ""),  # files: Markdown body
         template=f.get("template", str, ""),
         updated_field=f.get("updated_at", str, "updated_at"),
         cleanups=_cleanups(f.get("cleanups", list), f"{where}.cleanups"),
