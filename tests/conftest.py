@@ -49,6 +49,13 @@ def example_kb(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def unbuilt_example(example_kb: Path) -> Path:
+    """The example KB with an empty wiki, so a compile writes every page."""
+    shutil.rmtree(example_kb / "wiki")
+    return example_kb
+
+
+@pytest.fixture
 def api() -> Iterator[ApiServer]:
     """A real HTTP server on 127.0.0.1 (ephemeral port) serving paged JSON collections."""
     server = ApiServer()

@@ -30,10 +30,14 @@ def load(kind: str) -> list[dict]:
     return [json.loads(p.read_text("utf-8")) for p in sorted((CORPUS / kind).glob("*.json"))]
 
 
-def serve(api: ApiServer) -> dict[str, str]:
-    """Serve articles (next_field pages of 50) and crops (cursor pages of 40); returns first-page URLs."""
+def serve(api: ApiServer, token: str | None = None) -> dict[str, str]:
+    """Serve articles (next_field pages of 50, ETags; ``token`` required in X-Token when given) and
+    crops (cursor pages of 40); returns the first-page URLs."""
+    require = {"X-Token": token} if token else {}
     return {
-        "articles": api.add("articles", load("articles"), page_size=50, items="articles", etag=True),
+        "articles": api.add(
+            "articles", load("articles"), page_size=50, items="articles", etag=True, require=require
+        ),
         "crops": api.add(
             "crops",
             load("crops"),
@@ -45,18 +49,23 @@ def serve(api: ApiServer) -> dict[str, str]:
     }
 
 
-def write_schema(root: Path, urls: dict[str, str]) -> None:
+def write_schema(root: Path, urls: dict[str, str], token_env: str | None = None) -> None:
+    """sources.yaml for the served corpus (sending ``${token_env}`` as X-Token when given), and the
+    FarmBot wiki.yaml fixture."""
+    articles = {
+        "kind": "http",
+        "url": urls["articles"],
+        "items": "articles",
+        "pagination": {"style": "next_field", "field": "next"},
+        "title": "title",
+        "body": "body",
+        "url_field": "html_url",
+        "cleanups": ["liquid"],
+    }
+    if token_env:
+        articles["headers"] = {"X-Token": "${" + token_env + "}"}
     sources = {
-        "articles": {
-            "kind": "http",
-            "url": urls["articles"],
-            "items": "articles",
-            "pagination": {"style": "next_field", "field": "next"},
-            "title": "title",
-            "body": "body",
-            "url_field": "html_url",
-            "cleanups": ["liquid"],
-        },
+        "articles": articles,
         "crops": {
             "kind": "http",
             "url": urls["crops"],

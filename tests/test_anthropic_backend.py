@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,10 +35,8 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 @pytest.fixture
-def kb(example_kb: Path) -> Path:
-    """The example KB with an empty wiki, so every page is compiled by the backend under test."""
-    shutil.rmtree(example_kb / "wiki")
-    return example_kb
+def kb(unbuilt_example: Path) -> Path:
+    return unbuilt_example
 
 
 def librarian(kb: Path, fake: FakeAnthropic, **model_args: object) -> AnthropicLibrarian:

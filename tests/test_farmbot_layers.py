@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from conftest import changed_files, snapshot_tree
+from farmbot_kb import CORPUS, available, serve, write_schema
 
 from wikic.config import load_sources
 from wikic.fetch import fetch
@@ -14,16 +14,10 @@ from wikic.layer0 import LAYER0
 from wikic.layer1 import LAYER1, load_layer1
 from wikic.transform import transform
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "farmbot"
-
 pytestmark = pytest.mark.skipif(
-    not (CORPUS / "articles").is_dir() or not (CORPUS / "crops").is_dir(),
+    not available(),
     reason=f"FarmBot corpus not found at {CORPUS} (it lives in ../shared, outside the repository)",
 )
-
-
-def load(kind: str) -> list[dict]:
-    return [json.loads(p.read_text("utf-8")) for p in sorted((CORPUS / kind).glob("*.json"))]
 
 
 def run(root: Path) -> None:
@@ -35,37 +29,10 @@ def run(root: Path) -> None:
 
 
 @pytest.fixture
-def farm(tree, api):
-    articles, crops = load("articles"), load("crops")
-    a_url = api.add(
-        "articles", articles, page_size=50, items="articles", etag=True, require={"X-Token": "t0k3n"}
-    )
-    c_url = api.add(
-        "crops", crops, style="cursor", page_size=40, items="result.crops", cursor_field="meta.next"
-    )
-    sources = {
-        "articles": {
-            "kind": "http",
-            "url": a_url,
-            "items": "articles",
-            "pagination": {"style": "next_field", "field": "next"},
-            "headers": {"X-Token": "${FARMBOT_TOKEN}"},
-            "title": "title",
-            "body": "body",
-            "url_field": "html_url",
-            "cleanups": ["liquid"],
-        },
-        "crops": {
-            "kind": "http",
-            "url": c_url,
-            "items": "result.crops",
-            "id": "slug",
-            "pagination": {"style": "cursor", "param": "cursor", "field": "meta.next"},
-            "title": "name",
-        },
-    }
-    root = tree({"schema/sources.yaml": {"sources": sources}})
-    return root, articles, crops
+def farm(tmp_path, api):
+    root = tmp_path / "kb"
+    write_schema(root, serve(api, token="t0k3n"), token_env="FARMBOT_TOKEN")
+    return root, api.collections["articles"].records, api.collections["crops"].records
 
 
 def test_farmbot_fetch_transform_end_to_end(farm, api):

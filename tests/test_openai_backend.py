@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,10 +32,8 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture
-def kb(example_kb: Path) -> Path:
-    """The example KB with an empty wiki, so every page is compiled by the backend under test."""
-    shutil.rmtree(example_kb / "wiki")
-    return example_kb
+def kb(unbuilt_example: Path) -> Path:
+    return unbuilt_example
 
 
 def env(fake: FakeOpenAI, key: str = "sk-local") -> dict[str, str]:
