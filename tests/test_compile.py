@@ -240,3 +240,16 @@ def test_entries_quote_what_other_sources_say_about_them(kb: Path) -> None:
     assert 0 < len(quoted) <= 2
     assert all("Genovese basil" in line or "genovese basil" in line.lower() for line in quoted)
     assert all("](../../layer1_sources/" in line and "/plants/" not in line for line in quoted)
+
+
+def test_dated_posts_are_headed_with_their_date_newest_first(kb: Path) -> None:
+    compile_wiki(kb)
+    headings = [
+        line
+        for line in body_lines((kb / "wiki/topics/firmware.md").read_text("utf-8"))
+        if line.startswith("## ")
+    ]
+    dates = [re.search(r"\((\d{4}-\d{2}-\d{2})\)$", h).group(1) for h in headings]
+    assert len(dates) == 3 and dates == sorted(dates, reverse=True)
+    # Reference entries (FAQ answers, plants) keep their plain titles.
+    assert "## What is the return policy?\n" in (kb / "wiki/topics/orders-and-policies.md").read_text("utf-8")

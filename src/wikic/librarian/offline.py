@@ -61,6 +61,19 @@ def write_page(job: PageJob) -> Draft:
     return _topic(job)
 
 
+PUBLISHED_FIELDS = ("published_at", "published", "date")
+
+
+def dated_title(doc: SourceDoc) -> str:
+    """A dated source (a post, a release note) is headed with its date, so a reader sees which of
+    two posts is newer; undated reference entries keep their plain title."""
+    for name in PUBLISHED_FIELDS:
+        value = doc.meta.get(name)
+        if value:
+            return f"{doc.title} ({str(value)[:10]})"
+    return doc.title
+
+
 def current_docs(job: PageJob) -> list[SourceDoc]:
     return [d for p, d in job.docs.items() if p not in job.superseded_by]
 
@@ -103,9 +116,11 @@ def _topic(job: PageJob) -> Draft:
     blocks: list[Block] = []
     members = set(job.spec.config.get("members") or job.docs)
     docs = [d for d in current_docs(job) if d.path in members]
+    if docs and all(dated_title(d) != d.title for d in docs):  # posts: newest first
+        docs.sort(key=lambda d: dated_title(d)[-11:-1], reverse=True)
     mentions = job.spec.config.get("mentions") or {}
     for doc in docs:
-        blocks.append(Block("heading", text=doc.title, level=2))
+        blocks.append(Block("heading", text=dated_title(doc), level=2))
         blocks.extend(doc_blocks(doc, level=3))
         found = [(job.docs[p], job.docs[p].section(a), text) for p, a, text in mentions.get(doc.path, ())]
         blocks.extend(mention_blocks(doc, [(d, s, t) for d, s, t in found if s is not None]))
