@@ -143,8 +143,14 @@ def offered_sections(job: PageJob) -> list[Keyed]:
             if path in job.docs:
                 pairs.append((job.docs[path], anchor))
     else:
+        members = job.spec.config.get("members")
         for doc in current_docs(job):
-            pairs += [(doc, s.anchor) for s in doc.sections]
+            if members is None or doc.path in members:
+                pairs += [(doc, s.anchor) for s in doc.sections]
+        # Topic entries may cite what other sources say about them: only those sections.
+        for mentions in (job.spec.config.get("mentions") or {}).values():
+            pairs += [(job.docs[path], anchor) for path, anchor, _ in mentions if path in job.docs]
+        pairs = [(job.docs[p], a) for p, a in dict.fromkeys((d.path, a) for d, a in pairs)]
     out: list[Keyed] = []
     budget = PAGE_CHARS
     for doc, anchor in pairs:
