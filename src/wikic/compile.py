@@ -32,6 +32,7 @@ from .fsutil import (
 from .index import Entry, append_log, apply_overrides, load_overrides, render_index, write_index
 from .layer1 import load_layer1, read_layer1
 from .librarian.base import Failure, Librarian, PageJob, Usage
+from .librarian.extract import Vocabulary
 from .models import SourceDoc
 from .plan import PageSpec, Plan
 from .plan import plan as make_plan
@@ -329,6 +330,7 @@ def compile_wiki(
         last_written = (state or {}).get("outputs", {})
         docs_list = load_layer1(root, files)
         docs = {d.path: d for d in docs_list}
+        vocabulary = Vocabulary(docs_list)
         the_plan = make_plan(docs_list, schema)
         report.unplaced = the_plan.unplaced
         related = related_pages(the_plan)
@@ -346,7 +348,9 @@ def compile_wiki(
                 (
                     spec,
                     fp,
-                    PageJob(spec, page_docs, the_plan.superseded_by, schema.rules, related[spec.path], docs),
+                    PageJob(
+                        spec, page_docs, the_plan.superseded_by, schema.rules, related[spec.path], vocabulary
+                    ),
                 )
             )
         planned = {s.path for s in the_plan.pages}

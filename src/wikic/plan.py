@@ -7,12 +7,12 @@ type and slug, and every source is routed to the pages it touches, or reported a
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .bm25 import BM25, tokens
 from .fsutil import canonical_json, sha256_tag
+from .librarian.extract import MentionIndex, aliases, device_facts, has_quotable, mentions
 from .markdown import github_slug
 from .models import SourceDoc
 from .wikischema import Comparison, Device, Guide, TopicRule, WikiSchema
@@ -68,10 +68,6 @@ def supersession(docs: list[SourceDoc]) -> dict[str, str]:
     return out
 
 
-def _mentions(text: str, names: tuple[str, ...]) -> bool:
-    return any(re.search(r"(?<!\w)" + re.escape(n.lower()) + r"(?!\w)", text.lower()) for n in names)
-
-
 def resolve_ref(ref: str, docs: list[SourceDoc]) -> SourceDoc | None:
     """``source:id`` (or ``source:key``, or ``source:file.md``) → document."""
     src, _, rid = ref.partition(":")
@@ -84,17 +80,15 @@ def resolve_ref(ref: str, docs: list[SourceDoc]) -> SourceDoc | None:
 def device_sources(device: Device, docs: list[SourceDoc], superseded: dict[str, str]) -> list[SourceDoc]:
     """The device's spec pages, then the sources about it: listed in ``products``, named in the
     title, or named at least twice in the body; best first, at most 20."""
-    from .librarian.extract import mentions
-
     specs = [d for d in (resolve_ref(r, docs) for r in device.sources) if d is not None]
     names = device.match or (device.title,)
     scored = []
     for d in docs:
-        if d in specs or d.path in superseded or _mentions(d.title, device.exclude):
+        if d in specs or d.path in superseded or mentions(d.title, device.exclude):
             continue
         products = d.meta.get("products")
         listed = isinstance(products, list) and device.id in products
-        in_title = _mentions(d.title, names)
+        in_title = bool(mentions(d.title, names))
         count = mentions(d.body, names)
         if listed or in_title or count:
             scored.append((not in_title, not listed, -count, d.path, d))
@@ -164,8 +158,6 @@ def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
 def topic_groups(
     rule: TopicRule, docs: list[SourceDoc], superseded: dict[str, str]
 ) -> list[tuple[str, list[SourceDoc]]]:
-    from .librarian.extract import has_quotable
-
     pool = [d for d in docs if d.source == rule.source and d.path not in superseded and has_quotable(d)]
     groups: dict[str, list[SourceDoc]] = defaultdict(list)
     terms = _cluster_terms(pool) if not rule.group_by else {}
@@ -242,8 +234,6 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     for comp in schema.comparisons:
         if comp.of == "devices":
             # Rows are devices; the sources are those that state a compared fact about one.
-            from .librarian.extract import device_facts
-
             by_path = {d.path: d for d in docs}
             wanted = set(comp.fields)
             srcs: list[str] = []
@@ -278,8 +268,6 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     for rule in schema.topics:
         index = None
         if rule.mentions:
-            from .librarian.extract import MentionIndex, aliases
-
             index = MentionIndex([d for d in docs if d.source != rule.source and d.path not in superseded])
         for title, members in topic_groups(rule, docs, superseded):
             slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
@@ -290,9 +278,9 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 found = index.find([d.title, *aliases(d)], d.path, rule.mentions)
                 if found:
                     entry[3][d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
-    for slug, (title, members, sources, mentions) in topics.items():
-        cited = [m[0] for ms in mentions.values() for m in ms]
-        config = {"topic": sources, "members": members, "mentions": mentions}
+    for slug, (title, members, sources, quoted) in topics.items():
+        cited = [m[0] for ms in quoted.values() for m in ms]
+        config = {"topic": sources, "members": members, "mentions": quoted}
         add("topic", slug, title, list(dict.fromkeys(with_older(members) + cited)), config)
     unplaced = sorted(d.path for d in docs if d.path not in used)
     return Plan(pages, unplaced, superseded)

@@ -9,6 +9,7 @@ from typing import Protocol
 from ..draft import Draft
 from ..models import SourceDoc
 from ..plan import PageSpec
+from .extract import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class PageJob:
     superseded_by: dict[str, str]  # path → path of the document that replaces it
     rules: str  # schema/librarian.md
     related: tuple[str, ...] = ()  # other wiki page paths worth linking ("see also")
-    all_docs: dict[str, SourceDoc] = field(default_factory=dict, compare=False)  # for spec lookups
+    vocabulary: Vocabulary | None = field(default=None, compare=False)  # corpus word frequencies
 
 
 @dataclass

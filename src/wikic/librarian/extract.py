@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
+from functools import cached_property
 
 from ..bm25 import tokens
 from ..draft import Block, Cell, Citation, Sentence
@@ -199,19 +201,21 @@ def superseded_notes(older: list[SourceDoc]) -> list[Block]:
 
 
 ALIAS_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as", "tags")
-_DF_CACHE: dict[int, tuple[int, Counter]] = {}
 
 
-def corpus_df(all_docs: dict[str, SourceDoc]) -> tuple[int, Counter]:
-    """(documents, document frequency per token) over every layer-1 document, cached per compile."""
-    key = id(all_docs)
-    if key not in _DF_CACHE:
-        _DF_CACHE.clear()
+class Vocabulary:
+    """Document frequencies over every layer-1 document of a compile, counted on first use and
+    shared by its pages (so distinctive keywords cost one pass over the corpus)."""
+
+    def __init__(self, docs: Iterable[SourceDoc]):
+        self._docs = list(docs)
+
+    @cached_property
+    def frequencies(self) -> tuple[int, Counter]:
         df: Counter = Counter()
-        for d in all_docs.values():
+        for d in self._docs:
             df.update(set(tokens(d.title + " " + d.body)))
-        _DF_CACHE[key] = (max(1, len(all_docs)), df)
-    return _DF_CACHE[key]
+        return max(1, len(self._docs)), df
 
 
 def aliases(doc: SourceDoc) -> list[str]:
@@ -229,13 +233,13 @@ def keywords(
     n: int = 12,
     extra: tuple[str, ...] = (),
     docs: list[SourceDoc] = (),
-    all_docs: dict[str, SourceDoc] | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> tuple[str, ...]:
     """Index keywords: given names first, then the sources' aliases, then the page's most
     distinctive words (frequent here, rare in the corpus)."""
     counts = Counter(t for text in texts for t in tokens(text) if len(t) > 2 and not t.isdigit())
-    if all_docs:
-        total, df = corpus_df(all_docs)
+    if vocabulary is not None:
+        total, df = vocabulary.frequencies
         score = {t: c * math.log(1 + total / (1 + df.get(t, 0))) for t, c in counts.items()}
     else:
         score = dict(counts)

@@ -130,7 +130,7 @@ def _topic(job: PageJob) -> Draft:
     return Draft(
         job.spec.title,
         summary,
-        keywords(_page_text(blocks), docs=docs, all_docs=job.all_docs),
+        keywords(_page_text(blocks), docs=docs, vocabulary=job.vocabulary),
         tuple(blocks),
         job.related,
     )
@@ -173,7 +173,7 @@ def _device(job: PageJob) -> Draft:
     return Draft(
         job.spec.title,
         summary,
-        keywords(_page_text(blocks), extra=names, docs=list(job.docs.values()), all_docs=job.all_docs),
+        keywords(_page_text(blocks), extra=names, docs=list(job.docs.values()), vocabulary=job.vocabulary),
         tuple(blocks),
         job.related,
     )
@@ -204,7 +204,11 @@ def _comparison(job: PageJob) -> Draft:
     purpose = comp.get("purpose") or f"Compares {', '.join(fields)}."
     summary = f"{purpose} Rows: {'; '.join(names)}"
     return Draft(
-        job.spec.title, summary, keywords(names, extra=fields, all_docs=job.all_docs), (table,), job.related
+        job.spec.title,
+        summary,
+        keywords(names, extra=fields, vocabulary=job.vocabulary),
+        (table,),
+        job.related,
     )
 
 
@@ -229,7 +233,7 @@ def _guide(job: PageJob) -> Draft:
     return Draft(
         job.spec.title,
         f"{guide['purpose']} Draws on: {'; '.join(titles)}",
-        keywords([guide["query"], guide["title"], *_page_text(blocks)], all_docs=job.all_docs),
+        keywords([guide["query"], guide["title"], *_page_text(blocks)], vocabulary=job.vocabulary),
         tuple(blocks),
         job.related,
     )
