@@ -21,7 +21,6 @@ from wikic.librarian.llm import LLMLibrarian
 from wikic.librarian.model import ModelConfigError
 from wikic.wikischema import load_wiki_schema
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-ant-test-key"
 
 

@@ -19,8 +19,6 @@ from wikic.librarian.model import ModelConfigError
 from wikic.librarian.openai import OpenAILibrarian, retry_after
 from wikic.wikischema import load_wiki_schema
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:

@@ -25,10 +25,6 @@ def sha256_tag(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def text_hash(text: str) -> str:
-    return sha256_tag(text.encode("utf-8"))
-
-
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write via a temp file in the same folder, then ``os.replace``: readers never see half a file."""
     if isinstance(data, str):
