@@ -375,12 +375,14 @@ def compile_wiki(
 
         drafts = lib.write([job for _, _, job in jobs], advance) if jobs else []
         outputs: dict[str, str] = {}
+        finals: dict[str, Draft] = {}
         for (spec, fp, job), draft in zip(jobs, drafts, strict=True):
             final = finish_draft(job, draft, lib, verifier, report) if draft is not None else None
             if final is None:
                 report.failed.append(spec.path)
                 continue
             outputs[spec.path] = render_page(spec, final, fp, lib)
+            finals[spec.path] = final
         report.usage = lib.usage
         report.notes += getattr(lib, "notes", [])  # LLM backends: pages the provider failed on
 
@@ -401,7 +403,7 @@ def compile_wiki(
             report.removed.append(path)
             report.diffstat.append((path, *diffstat(old_text, None)))
         _remove_empty_dirs(root / WIKI)
-        entries = _index_entries(root, the_plan, outputs)
+        entries = _index_entries(the_plan, finals, existing)
         entries = apply_overrides(entries, load_overrides(root))
         report.index_changed = write_index(root, render_index(entries, schema.index_budget))
         if report.added or report.changed or report.removed:
@@ -489,24 +491,23 @@ def _log_details(report: CompileReport) -> str:
     return "\n".join(lines)
 
 
-def _index_entries(root: Path, the_plan: Plan, outputs: dict[str, str]) -> list[Entry]:
+def _index_entries(the_plan: Plan, finals: dict[str, Draft], existing: dict[str, dict]) -> list[Entry]:
+    """One entry per planned page on disk: from its new draft, else from the frontmatter read earlier."""
     entries = []
     for spec in the_plan.pages:
-        if spec.path in outputs:
-            meta = frontmatter.loads(outputs[spec.path]).metadata
-        elif (root / spec.path).exists():
-            meta = frontmatter.loads((root / spec.path).read_text("utf-8")).metadata
+        if spec.path in finals:
+            d = finals[spec.path]
+            title, summary, kws = d.title, d.summary, d.keywords
+        elif spec.path in existing:
+            meta = existing[spec.path]
+            title, summary, kws = (
+                meta.get("title", spec.title),
+                meta.get("summary", ""),
+                meta.get("keywords", []),
+            )
         else:
             continue
-        entries.append(
-            Entry(
-                spec.path,
-                spec.type,
-                str(meta.get("title", spec.title)),
-                str(meta.get("summary", "")),
-                tuple(str(k) for k in meta.get("keywords", [])),
-            )
-        )
+        entries.append(Entry(spec.path, spec.type, str(title), str(summary), tuple(str(k) for k in kws)))
     return entries
 
 
