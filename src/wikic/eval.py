@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from .ask import MODES, Lookup, split_ref
 from .config import Fields, load_yaml
@@ -72,9 +72,8 @@ class RefResolver:
     def __init__(self, lookup: Lookup):
         self.by_name: dict[str, str] = {}
         for doc in lookup.docs.values():
-            name = PurePosixPath(doc.path).name
-            for alias in (doc.id, doc.key, name, PurePosixPath(name).stem):
-                self.by_name.setdefault(f"{doc.source}:{alias}", doc.path)
+            for ref in doc.refs:
+                self.by_name.setdefault(ref, doc.path)
 
     def resolve(self, ref: str) -> tuple[str, str] | None:
         base, _, anchor = ref.partition("#")

@@ -51,6 +51,16 @@ class SourceDoc:
         """The eval-format reference ``source:id``."""
         return f"{self.source}:{self.id}"
 
+    @property
+    def refs(self) -> tuple[str, ...]:
+        """Every ``source:name`` that names this document: its id, its key, its file name."""
+        name = self.path.rsplit("/", 1)[-1]
+        names = (self.id, self.key, self.key + ".md", name, name.rsplit(".", 1)[0])
+        return tuple(f"{self.source}:{n}" for n in dict.fromkeys(names))
+
+    def answers_to(self, ref: str) -> bool:
+        return ref in self.refs
+
     def section(self, anchor: str) -> Section | None:
         for s in self.sections:
             if s.anchor == anchor:

@@ -70,11 +70,7 @@ def supersession(docs: list[SourceDoc]) -> dict[str, str]:
 
 def resolve_ref(ref: str, docs: list[SourceDoc]) -> SourceDoc | None:
     """``source:id`` (or ``source:key``, or ``source:file.md``) → document."""
-    src, _, rid = ref.partition(":")
-    for d in docs:
-        if d.source == src and rid in (d.id, d.key, d.key + ".md", d.path.rsplit("/", 1)[-1]):
-            return d
-    return None
+    return next((d for d in docs if d.answers_to(ref)), None)
 
 
 def device_sources(device: Device, docs: list[SourceDoc], superseded: dict[str, str]) -> list[SourceDoc]:

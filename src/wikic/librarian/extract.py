@@ -288,10 +288,10 @@ def device_facts(device: dict, docs: list[SourceDoc]) -> list[tuple[str, str, Ci
     rows of source tables whose first cell names the device."""
     facts: list[tuple[str, str, Citation]] = []
     seen: set[str] = set()
-    spec_refs = set(device.get("sources") or ())
+    spec_refs = tuple(device.get("sources") or ())
     names = tuple(device.get("match") or ()) + (device["title"],)
     for doc in docs:
-        if f"{doc.source}:{doc.id}" in spec_refs or f"{doc.source}:{doc.key}" in spec_refs:
+        if any(doc.answers_to(r) for r in spec_refs):
             for f in spec_fields(doc, tuple(device.get("fields") or ())):
                 if f not in seen:
                     seen.add(f)

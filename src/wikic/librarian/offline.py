@@ -139,7 +139,8 @@ def _topic(job: PageJob) -> Draft:
 def _device(job: PageJob) -> Draft:
     device = job.spec.config["device"]
     names = tuple(device.get("match") or ()) + (device["title"],)
-    spec_paths = [p for p in job.docs if any(p == _path_of(r, job) for r in device.get("sources") or ())]
+    refs = device.get("sources") or ()
+    spec_paths = [p for p, d in job.docs.items() if any(d.answers_to(r) for r in refs)]
     blocks: list[Block] = []
     for path in spec_paths:
         lead = lead_section(job.docs[path])
@@ -177,14 +178,6 @@ def _device(job: PageJob) -> Draft:
         tuple(blocks),
         job.related,
     )
-
-
-def _path_of(ref: str, job: PageJob) -> str | None:
-    src, _, rid = ref.partition(":")
-    for p, d in job.docs.items():
-        if d.source == src and rid in (d.id, d.key, d.key + ".md"):
-            return p
-    return None
 
 
 def _comparison(job: PageJob) -> Draft:
