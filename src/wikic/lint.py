@@ -27,7 +27,7 @@ from .draft import ANY_LINK, CITE_LINK, SUPERSEDED_MARK, Citation, parse_citatio
 from .errors import KBError
 from .fsutil import sha256_tag
 from .layer1 import LAYER1, load_layer1
-from .markdown import STOPWORDS, anchors, content_words, github_slug, plain_inline
+from .markdown import STOPWORDS, anchors, code_lines, content_words, github_slug, heading, plain_inline
 from .models import Snapshot, SourceDoc
 from .plan import current_of
 from .wikischema import WikiSchema
@@ -193,8 +193,6 @@ def wiki_pages(root: Path) -> list[WikiPage]:
     ]
 
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -204,18 +202,10 @@ _NOTE_LEAD = "> " + SUPERSEDED_MARK
 
 def _body_lines(page: WikiPage) -> Iterator[tuple[int, str]]:
     """(1-based file line, text) of body lines outside code fences."""
-    fence = ""
-    for i in range(page.body_start, len(page.lines)):
-        line = page.lines[i]
-        m = _FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = ""
-            continue
-        if m:
-            fence = m.group(1)
-            continue
-        yield i + 1, line
+    body = page.lines[page.body_start :]
+    for i, line, code in code_lines(body):
+        if not code:
+            yield page.body_start + i + 1, line
 
 
 def _links(page: WikiPage) -> Iterator[Link]:
@@ -277,12 +267,12 @@ def _statements(page: WikiPage) -> Iterator[Statement]:
     lines = list(_body_lines(page))
     for idx, (n, line) in enumerate(lines):
         stripped = line.strip()
-        h = _HEADING.match(line)
+        h = heading(line)
         if h:
-            level = len(h.group(1))
+            level = h[0]
             if see_also_level and level <= see_also_level:
                 see_also_level = 0
-            if github_slug(h.group(2)) == "see-also":
+            if github_slug(h[1]) == "see-also":
                 see_also_level = level
             in_note = prev_table = False
             continue

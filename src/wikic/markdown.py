@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # ATX heading: up to 3 spaces, 1-6 '#', then text; a closing '#' run only counts after a space.
@@ -76,10 +77,10 @@ class Section:
     line: int
 
 
-def iter_headings(body: str):
-    """Yield (line_index, level, heading_text) for ATX headings outside code fences."""
+def code_lines(lines: list[str]) -> Iterator[tuple[int, str, bool]]:
+    """(index, line, inside a fenced code block) for every line; fence lines count as code."""
     fence = ""  # the opening fence while inside a code block
-    for i, line in enumerate(body.split("\n")):
+    for i, line in enumerate(lines):
         m = _FENCE.match(line)
         if fence:
             # only a fence of the same character, at least as long, with nothing after it closes
@@ -90,16 +91,28 @@ def iter_headings(body: str):
                 and not line[m.end() :].strip()
             ):
                 fence = ""
+            yield i, line, True
             continue
-        if m:
-            if not (
-                m.group(1)[0] == "`" and "`" in line[m.end() :]
-            ):  # ``` with a ` in the info string is inline code
-                fence = m.group(1)
+        # ``` with a ` in the info string is inline code, not a fence
+        if m and not (m.group(1)[0] == "`" and "`" in line[m.end() :]):
+            fence = m.group(1)
+            yield i, line, True
             continue
-        m = _HEADING.match(line)
-        if m:
-            yield i, len(m.group(1)), m.group(2)
+        yield i, line, False
+
+
+def heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line, else None."""
+    m = _HEADING.match(line)
+    return (len(m.group(1)), m.group(2)) if m else None
+
+
+def iter_headings(body: str):
+    """Yield (line_index, level, heading_text) for ATX headings outside code fences."""
+    for i, line, code in code_lines(body.split("\n")):
+        h = None if code else heading(line)
+        if h:
+            yield i, h[0], h[1]
 
 
 def split_sections(body: str) -> list[Section]:

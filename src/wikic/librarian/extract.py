@@ -12,7 +12,7 @@ from functools import cached_property
 
 from ..bm25 import tokens
 from ..draft import Block, Cell, Citation, Sentence
-from ..markdown import Section, plain_inline, split_sentences, words
+from ..markdown import Section, code_lines, plain_inline, split_sentences, words
 from ..models import SourceDoc
 from ..transform import format_value, label
 
@@ -42,7 +42,6 @@ def field_label(name: str) -> str:
     return label(name)
 
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
 _META_FIELDS = {
@@ -72,7 +71,6 @@ def prose_units(text: str) -> list[tuple[str, str]]:
     """
     units: list[tuple[str, str]] = []
     para: list[str] = []
-    in_fence = False
 
     def flush() -> None:
         if para:
@@ -81,13 +79,9 @@ def prose_units(text: str) -> list[tuple[str, str]]:
                     units.append(("para", s))
             para.clear()
 
-    for line in text.split("\n"):
-        if _FENCE.match(line):
-            flush()
-            in_fence = not in_fence
-            continue
+    for _, line, code in code_lines(text.split("\n")):
         stripped = line.strip()
-        if in_fence or stripped.startswith(("|", "<", "#", ">")) or not stripped:
+        if code or stripped.startswith(("|", "<", "#", ">")) or not stripped:
             flush()
             continue
         m = _LIST.match(line)
