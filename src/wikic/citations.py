@@ -51,6 +51,8 @@ class Verifier:
     def __init__(self, docs: Iterable[SourceDoc], min_overlap: float = DEFAULT_MIN_OVERLAP):
         self.docs = {d.path: d for d in docs}
         self.min_overlap = min_overlap
+        self._texts: dict[Citation, str] = {}  # per verifier, so no cache outlives its KB
+        self._vocabs: dict[Citation, tuple[frozenset, frozenset]] = {}
 
     def resolve(self, cite: Citation) -> str | None:
         """None when the citation points at an existing file and anchor, else the problem."""
@@ -61,8 +63,12 @@ class Verifier:
             return f"cites #{cite.anchor}, which is not a heading of {cite.path}"
         return None
 
-    @lru_cache(maxsize=65536)  # noqa: B019 - verifiers are short-lived, one per compile
     def cited_text(self, cite: Citation) -> str:
+        if cite not in self._texts:
+            self._texts[cite] = self._cited_text(cite)
+        return self._texts[cite]
+
+    def _cited_text(self, cite: Citation) -> str:
         doc = self.docs[cite.path]
         if not cite.anchor:
             body = doc.body
@@ -80,10 +86,11 @@ class Verifier:
             body = "\n".join(parts)
         return plain_inline(body) + "\n" + doc.title + "\n" + _scalar_text(doc.meta)
 
-    @lru_cache(maxsize=65536)  # noqa: B019
     def _vocab(self, cite: Citation) -> tuple[frozenset, frozenset]:
-        text = self.cited_text(cite)
-        return frozenset(stem(w) for w in words(text)), frozenset(numbers_with_units(text))
+        if cite not in self._vocabs:
+            text = self.cited_text(cite)
+            self._vocabs[cite] = frozenset(stem(w) for w in words(text)), frozenset(numbers_with_units(text))
+        return self._vocabs[cite]
 
     def check(self, text: str, cites: Iterable[Citation], quotes: Iterable[str] = ()) -> Support:
         cites = tuple(cites)
