@@ -17,6 +17,7 @@ from wikic.search import (
     normalise,
     query_terms,
     rrf,
+    split_compound,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,6 +89,29 @@ def test_search_finds_natural_language_question_with_missing_terms(kb):
     assert "layer1_sources/faq/tank.md#duration" in paths
     top = result.hits[0]
     assert top.snippet and top.score > 0 and (top.heading or top.title)
+
+
+def test_unknown_words_split_into_two_known_words():
+    df = {"sweet": 40, "corn": 12, "sweetc": 1, "orn": 3, "blue": 9, "tooth": 2, "pump": 5}.get
+
+    def known(word: str) -> int:
+        return df(word, 0)
+
+    assert split_compound("sweetcorn", known) == "sweet corn"  # not 'sweetc orn': its rarer half is rarer
+    assert split_compound("bluetooth", known) == "blue tooth"
+    assert split_compound("pump", known) is None  # known words stay
+    assert split_compound("zigbeehub", known) is None  # nothing known to split into
+    assert split_compound("sweet-corn", known) is None and split_compound("süßkorn", known) is None
+
+
+def test_search_respells_run_together_words(kb):
+    with SearchIndex(kb) as index:
+        index.update()
+        assert index.respell("Does a fulltank last, tankpump?") == "Does a full tank last, tank pump?"
+        assert index.respell("How long does the tank last?") == "How long does the tank last?"
+        plain = index.query("source", "fulltank")
+        found = index.search("fulltank", k=3)
+    assert plain == [] and "layer1_sources/faq/tank.md#duration" in [h.target for h in found.hits]
 
 
 def test_user_input_with_fts_operators_does_not_fail(kb):

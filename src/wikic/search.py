@@ -46,6 +46,8 @@ EXPANSION_WEIGHT = 1.0
 TOP_BONUS = {1: 0.05, 2: 0.02, 3: 0.02}
 STRONG_TOP = 0.85
 STRONG_GAP = 0.15
+COMPOUND_PART = 3  # shortest half when an unknown word is split in two
+RESPELL_CAP = 1000  # document counts past this make no difference when choosing a split
 
 Expander = Callable[[str], Sequence[str]]
 
@@ -113,6 +115,26 @@ def is_strong_signal(scores: Sequence[float], top: float = STRONG_TOP, gap: floa
     norm = sorted((normalise(s) for s in scores), reverse=True)
     second = norm[1] if len(norm) > 1 else 0.0
     return norm[0] >= top and norm[0] - second >= gap
+
+
+def split_compound(
+    word: str, doc_freq: Callable[[str], int], known: Callable[[str], bool] | None = None
+) -> str | None:
+    """A word the index has never seen split into two words it has ('sweetcorn' → 'sweet corn',
+    'bluetooth' → 'blue tooth'), choosing the split whose rarer half is most common; None when
+    the word is known, short, not plain Latin letters, or splits into nothing known. ``known``
+    is a cheaper test than ``doc_freq`` for whether the whole word occurs."""
+    if len(word) < 2 * COMPOUND_PART + 1 or not (word.isascii() and word.isalpha()):
+        return None
+    if (known or doc_freq)(word):
+        return None
+    best: tuple[int, str] | None = None
+    for i in range(COMPOUND_PART, len(word) - COMPOUND_PART + 1):
+        left, right = word[:i], word[i:]
+        common = min(doc_freq(left), doc_freq(right))
+        if common and (best is None or common > best[0]):
+            best = (common, f"{left} {right}")
+    return best[1] if best else None
 
 
 def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
@@ -276,6 +298,21 @@ def read_index_entries(root: Path) -> list[IndexEntry]:
 def index_chunks(rel: str, text: str) -> list[Chunk]:
     entries, _ = parse_index(rel, text)
     return [Chunk("index", e.path, "", "", e.title, ", ".join(e.keywords), e.summary) for e in entries]
+
+
+def wiki_entries(root: Path) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The wiki's entries: every level-2 section of every page with the sections under it, as
+    (page path, heading, the layer-1 sections it cites), in page order."""
+    out: list[tuple[str, str, tuple[str, ...]]] = []
+    for rel, kind in kb_files(root).items():
+        if kind != "page":
+            continue
+        entries: dict[str, list[str]] = {}
+        for ch in page_chunks(rel, (root / rel).read_text("utf-8")):
+            if ch.anchor:
+                entries.setdefault(ch.headings.split(" > ")[0], []).extend(ch.refs)
+        out += [(rel, name, tuple(dict.fromkeys(refs))) for name, refs in entries.items()]
+    return out
 
 
 def is_index_file(rel: str) -> bool:
@@ -519,15 +556,32 @@ class SearchIndex:
             for k, p, a, h, t, b, r, s in rows
         ]
 
-    def doc_freq(self, kind: str, term: str) -> int:
-        """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it)."""
+    def doc_freq(self, kind: str, term: str, cap: int = -1) -> int:
+        """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it), counting at
+        most ``cap`` of them when it is given (``cap=1`` asks only whether any does)."""
         try:
             row = self.conn.execute(
-                f"SELECT count(*) FROM fts_{kind} WHERE fts_{kind} MATCH ?", (match_expression([term]),)
+                f"SELECT count(*) FROM (SELECT 1 FROM fts_{kind} WHERE fts_{kind} MATCH ? LIMIT ?)",
+                (match_expression([term]), cap),
             ).fetchone()
         except sqlite3.OperationalError:
             return 0
         return int(row[0])
+
+    def respell(self, query: str) -> str:
+        """The query with every word no layer-1 section contains, but which is two words that
+        some do contain, written as those two words; the rest is kept exactly as typed."""
+
+        def df(word: str) -> int:
+            return self.doc_freq("source", word, cap=RESPELL_CAP)
+
+        def known(word: str) -> bool:
+            return self.doc_freq("source", word, cap=1) > 0
+
+        def fix(m: re.Match) -> str:
+            return split_compound(m.group().lower(), df, known) or m.group()
+
+        return re.sub(r"[A-Za-z]+", fix, query)
 
     def count(self, kind: str) -> int:
         return int(self.conn.execute("SELECT count(*) FROM chunks WHERE kind=?", (kind,)).fetchone()[0])
@@ -542,7 +596,8 @@ class SearchIndex:
     ) -> SearchResult:
         """Hybrid search: BM25 lists per kind for the query (and, when the probe is weak and an
         expander is given, for its expansions), fused with Reciprocal Rank Fusion."""
-        original = {kind: self.query(kind, query, depth) for kind in kinds}
+        spelled = self.respell(query)
+        original = {kind: self.query(kind, spelled, depth) for kind in kinds}
         probe = [h.score for h in original.get("source") or next(iter(original.values()), [])]
         strong = is_strong_signal(probe)
         lists: list[tuple[float, list[Hit]]] = [(ORIGINAL_WEIGHT, hits) for hits in original.values()]
