@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import frontmatter
@@ -32,6 +32,7 @@ import frontmatter
 from .citations import Verifier, stem
 from .draft import Citation, parse_citations, strip_citations
 from .layer1 import load_layer1
+from .librarian.extract import aliases, plural_stem
 from .librarian.model import CITED_SENTENCE, ModelRequest, Tool
 from .markdown import STOPWORDS, plain_inline, split_sections, split_sentences, words
 from .models import SourceDoc
@@ -44,6 +45,7 @@ from .search import (
     SearchIndex,
     open_index,
     query_terms,
+    wiki_entries,
 )
 
 REFUSAL = "I cannot confirm from the knowledge base."
@@ -52,9 +54,11 @@ EVIDENCE_TOP = 5  # sections whose text counts as evidence
 MODES = ("index", "search", "raw")
 INDEX_PAGES = 4  # pages an agent opens after reading index.md
 SEARCH_PAGES = 5  # whole-page hits whose citations join the fused list
-HEADING_WEIGHT = 1.0
 PAGE_REFS = 3  # cited sections taken from each such page
 DEPTH = 30
+ENTITY_WEIGHT = 1.0  # the list of sections the wiki files under entities the question names
+ENTITY_REFS = 3  # sections taken from each named entity, best-matching first
+ENTITY_RARE = 0.03  # a name counts only if one of its words is in at most this share of sections
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,38 @@ class Answer:
         }
 
 
+class Entities:
+    """What the wiki has an entry for (a crop, an article, a part): each level-2 heading of a page,
+    known by its heading and, when it is a source's title, that source's aliases. A question that
+    names one is linked to the sections the wiki files under it, which plain retrieval finds only
+    if the rest of the question happens to use the sources' words."""
+
+    def __init__(self, entries: Sequence[tuple[str, str, Sequence[str]]], docs: dict[str, SourceDoc]):
+        self.refs: dict[tuple[str, ...], list[str]] = {}
+        for _, heading, refs in entries:
+            names = [heading]
+            for path in dict.fromkeys(split_ref(r)[0] for r in refs):
+                doc = docs.get(path)
+                if doc is not None and doc.title == heading:
+                    names += aliases(doc)
+            for name in names:
+                key = tuple(plural_stem(w) for w in words(name))
+                if key and len(" ".join(key)) >= 4:
+                    self.refs.setdefault(key, []).extend(r for r in refs if r not in self.refs.get(key, ()))
+        self.longest = max((len(k) for k in self.refs), default=0)
+
+    def named_in(self, text: str) -> list[tuple[str, ...]]:
+        """The entity names that occur in ``text`` as whole words, longest first."""
+        toks = [plural_stem(w) for w in words(text)]
+        found = {
+            tuple(toks[i : i + n])
+            for n in range(1, self.longest + 1)
+            for i in range(len(toks) - n + 1)
+            if tuple(toks[i : i + n]) in self.refs
+        }
+        return sorted(found, key=lambda k: (-len(k), k))
+
+
 _NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9]?[a-z]*\b")
 
 
@@ -128,6 +164,22 @@ class Lookup:
 
     def close(self) -> None:
         self.index.close()
+
+    @cached_property
+    def entities(self) -> Entities:
+        return Entities(wiki_entries(self.root), self.docs)
+
+    def entity_refs(self, question: str, order: dict[str, int], per: int = ENTITY_REFS) -> list[str]:
+        """Sections the wiki files under the distinctive entities the question names (a name
+        whose words are all common, like 'seed' or 'plant', says nothing), best-matching first."""
+        out: dict[str, None] = {}
+        for name in self.entities.named_in(question):
+            if min(self.index.doc_freq("source", w) for w in name) > ENTITY_RARE * self.n_sources:
+                continue
+            refs = sorted(self.entities.refs[name], key=lambda r: order.get(r, len(order)))
+            for r in refs[:per]:
+                out.setdefault(r, None)
+        return list(out)
 
     # -- refs
 
@@ -203,8 +255,10 @@ class Lookup:
 
         - ``raw``: BM25 over layer-1 sections alone (the plain-RAG baseline);
         - ``search``: the hybrid lists (layer-1 sections 2×, wiki pages resolved through their
-          citations 1×, LLM expansions 1× when the probe is weak) fused by RRF at the level of
-          the cited sections, so that a section the wiki and the sources agree on rises;
+          citations 1×, the sections the wiki files under entities the question names 1×, LLM
+          expansions 1× when the probe is weak) fused by RRF at the level of the cited sections,
+          so that a section the wiki and the sources agree on rises. Run-together words the
+          sources never use are split first ('sweetcorn' → 'sweet corn');
         - ``index``: the agent protocol through ``index.md``.
         """
         if mode == "raw":
@@ -231,25 +285,32 @@ class Lookup:
 
     def via_search(self, question: str, k: int = 10, expander=None) -> Retrieval:
         result = self.index.search(question, DEPTH, expander=expander)
+        spelled = self.index.respell(question)
         lists: list[tuple[float, list[str]]] = []
         pages: list[str] = []
         via: dict[str, str] = {}
-        for weight, q in [(ORIGINAL_WEIGHT, question)] + [(EXPANSION_WEIGHT, e) for e in result.expanded]:
+        queries = [(ORIGINAL_WEIGHT, spelled)] + [(EXPANSION_WEIGHT, e) for e in result.expanded]
+        for n, (weight, q) in enumerate(queries):
             src = self.index.query("source", q, DEPTH, with_snippets=False)
             found = self.index.query("page", q, DEPTH, with_snippets=False)
             whole = [h for h in found if not h.anchor][:SEARCH_PAGES]
             lists.append((weight, _flatten(src)))
             order = self.source_order(q)
             lists.append((weight / 2, self.page_refs(whole, order)))
-            lists.append((weight * HEADING_WEIGHT, _flatten([h for h in found if h.anchor], order)))
+            lists.append((weight / 2, _flatten([h for h in found if h.anchor], order)))
             pages += [h.path for h in whole]
             for h in found:
                 if h.anchor:
                     for r in h.refs:
                         via.setdefault(r, h.target)
-        refs = fuse_refs(lists)
+            if n == 0:  # entities the question itself names
+                lists.append((ENTITY_WEIGHT, self.entity_refs(q, order)))
+        fused = fuse_refs(lists)
         pages = list(dict.fromkeys(pages))
-        return Retrieval(question, "search", refs[:k], result.hits, pages, self.evidence(question, refs), via)
+        refs = files_first(fused)
+        return Retrieval(
+            question, "search", refs[:k], result.hits, pages, self.evidence(question, fused), via
+        )
 
     def via_index(self, question: str, k: int = 10, pages: int = INDEX_PAGES) -> Retrieval:
         """The agent protocol: read index.md, open the best few pages, take their best sections."""
@@ -259,12 +320,13 @@ class Lookup:
         order = self.source_order(question)
         sections = [h for h in inside if h.anchor]
         whole = [h for h in inside if not h.anchor]
-        refs = fuse_refs([(ORIGINAL_WEIGHT, _flatten(sections, order)), (1.0, self.page_refs(whole, order))])
+        fused = fuse_refs([(ORIGINAL_WEIGHT, _flatten(sections, order)), (1.0, self.page_refs(whole, order))])
         via = {}
         for h in sections:
             for r in h.refs:
                 via.setdefault(r, h.target)
-        return Retrieval(question, "index", refs[:k], inside, chosen, self.evidence(question, refs), via)
+        refs = files_first(fused)
+        return Retrieval(question, "index", refs[:k], inside, chosen, self.evidence(question, fused), via)
 
     # -- answering
 
@@ -384,6 +446,18 @@ def fuse_refs(lists: Sequence[tuple[float, Sequence[str]]], k: int = RRF_K) -> l
     for r, rank in best.items():
         scores[r] += TOP_BONUS.get(rank, 0.0)
     return sorted(scores, key=lambda r: (-scores[r], r))
+
+
+def files_first(refs: Sequence[str]) -> list[str]:
+    """The best section of every file, in rank order, then the files' other sections: the first
+    results an agent reads are distinct documents rather than three parts of one."""
+    seen: set[str] = set()
+    first, rest = [], []
+    for r in refs:
+        path = split_ref(r)[0]
+        (rest if path in seen else first).append(r)
+        seen.add(path)
+    return first + rest
 
 
 def _prose(text: str) -> str:
