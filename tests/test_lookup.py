@@ -118,8 +118,9 @@ def test_ask_cli_text_and_json(example):
     assert data["refused"] is True and data["answer"] == REFUSAL
 
 
-def test_eval_writes_summary_and_cases(example):
+def test_eval_writes_summary_and_cases(example, tmp_path, monkeypatch):
     out = example / "results.json"
+    monkeypatch.chdir(tmp_path)  # the question file is found relative to --root
     result = CliRunner().invoke(
         app,
         ["--root", str(example), "eval", "examples/questions.yaml", "--mode", "search", "--out", str(out)],

@@ -92,6 +92,15 @@ def run(fn: Callable, *args, **kwargs):
         raise fail(exc) from None
 
 
+def user_file(path: Path) -> Path:
+    """A file named on the command line: as given (relative to the working directory), or else
+    relative to ``--root``, so ``wikic --root kb eval questions.yaml`` finds ``kb/questions.yaml``."""
+    if path.is_absolute() or path.exists():
+        return path
+    inside = state.root / path
+    return inside if inside.exists() else path
+
+
 @app.command()
 def init(path: Annotated[Path, typer.Argument(help="Folder to create the knowledge base in.")]) -> None:
     """Scaffold a KB: commented schema files, empty layer folders and a Makefile."""
@@ -291,7 +300,7 @@ def eval_cmd(
     from .eval import load_questions, run_eval
     from .fsutil import atomic_write
 
-    qs = run(load_questions, questions)
+    qs = run(load_questions, user_file(questions))
     report = run(run_eval, state.root, qs, mode, k)
     if out_file:
         atomic_write(out_file, json.dumps(report.as_dict(), ensure_ascii=False, indent=1) + "\n")
@@ -330,7 +339,7 @@ def tune_index_cmd(
     from .fsutil import atomic_write
     from .tune import tune_index
 
-    qs = run(load_questions, questions)
+    qs = run(load_questions, user_file(questions))
     report = run(tune_index, state.root, qs, k, model=run(llm_model, state.root))
     atomic_write(
         state.root / ".wikic" / "tune-report.json",
