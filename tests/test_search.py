@@ -111,7 +111,8 @@ def test_search_respells_run_together_words(kb):
         assert index.respell("How long does the tank last?") == "How long does the tank last?"
         plain = index.query("source", "fulltank")
         found = index.search("fulltank", k=3)
-    assert plain == [] and "layer1_sources/faq/tank.md#duration" in [h.target for h in found.hits]
+    assert plain == [] and found.searched == "full tank" and found.query == "fulltank"
+    assert "layer1_sources/faq/tank.md#duration" in [h.target for h in found.hits]
 
 
 def test_user_input_with_fts_operators_does_not_fail(kb):

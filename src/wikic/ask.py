@@ -120,7 +120,7 @@ class Entities:
     if the rest of the question happens to use the sources' words."""
 
     def __init__(self, entries: Sequence[tuple[str, str, Sequence[str]]], docs: dict[str, SourceDoc]):
-        self.refs: dict[tuple[str, ...], list[str]] = {}
+        self.refs: dict[tuple[str, ...], dict[str, None]] = {}  # name words → cited sections, in order
         for _, heading, refs in entries:
             names = [heading]
             for path in dict.fromkeys(split_ref(r)[0] for r in refs):
@@ -130,7 +130,7 @@ class Entities:
             for name in names:
                 key = tuple(plural_stem(w) for w in words(name))
                 if key and len(" ".join(key)) >= 4:
-                    self.refs.setdefault(key, []).extend(r for r in refs if r not in self.refs.get(key, ()))
+                    self.refs.setdefault(key, {}).update(dict.fromkeys(refs))
         self.longest = max((len(k) for k in self.refs), default=0)
 
     def named_in(self, text: str) -> list[tuple[str, ...]]:
@@ -285,11 +285,10 @@ class Lookup:
 
     def via_search(self, question: str, k: int = 10, expander=None) -> Retrieval:
         result = self.index.search(question, DEPTH, expander=expander)
-        spelled = self.index.respell(question)
         lists: list[tuple[float, list[str]]] = []
         pages: list[str] = []
         via: dict[str, str] = {}
-        queries = [(ORIGINAL_WEIGHT, spelled)] + [(EXPANSION_WEIGHT, e) for e in result.expanded]
+        queries = [(ORIGINAL_WEIGHT, result.searched)] + [(EXPANSION_WEIGHT, e) for e in result.expanded]
         for n, (weight, q) in enumerate(queries):
             src = self.index.query("source", q, DEPTH, with_snippets=False)
             found = self.index.query("page", q, DEPTH, with_snippets=False)

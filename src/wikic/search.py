@@ -15,6 +15,8 @@ queries are split the same way.
 
 A query is never an AND of all its words: content words are quoted (so user input cannot break
 the FTS syntax) and OR-ed, and BM25 ranks documents by how many, and how rare, the words they hold.
+Before the hybrid search runs, a word no source contains but which is two words they do contain
+is split ('sweetcorn' → 'sweet corn'); the single lists (``query``) search words as given.
 """
 
 from __future__ import annotations
@@ -397,6 +399,7 @@ class SearchResult:
     hits: list[Hit]
     expanded: list[str] = field(default_factory=list)  # the extra queries that were searched
     strong_signal: bool = False
+    searched: str = ""  # the query as searched, run-together words split (see respell)
 
 
 _DDL = [
@@ -609,7 +612,7 @@ class SearchIndex:
                     continue
                 expanded.append(q)
                 lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth)) for kind in kinds]
-        return SearchResult(query, rrf(lists)[:k], expanded, strong)
+        return SearchResult(query, rrf(lists)[:k], expanded, strong, spelled)
 
 
 def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hit]:
