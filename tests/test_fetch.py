@@ -317,6 +317,24 @@ def test_cli_fetch_exits_1_on_a_source_error(tree, api, monkeypatch):
     assert len(snapshots(root, "good")) == 2
 
 
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ('<https://a.test/x?page=2>; rel="next"', "https://a.test/x?page=2"),
+        (
+            '<https://a.test/x?ids=1,2&p=1>; rel="prev", <https://a.test/x?ids=1,2&p=3>; rel="next last"',
+            "https://a.test/x?ids=1,2&p=3",
+        ),
+        ('</items?p=4>; title="a, b"; REL=Next', "/items?p=4"),
+        ('<https://a.test/x?p=1>; rel="prev", <https://a.test/x?p=9>; rel="last"', None),
+        ('<https://a.test/x?p=2>; rel="nextish"', None),
+        ("", None),
+    ],
+)
+def test_link_header_next(header, expected):
+    assert fetch_mod.link_next(header) == expected
+
+
 @pytest.mark.parametrize("style", ["next_field", "link_header", "cursor"])
 def test_looping_next_is_detected(tree, api, style):
     url = api.add("items", records(30), page_size=10, style=style)

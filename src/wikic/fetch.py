@@ -283,20 +283,28 @@ def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict
         url = next_url
 
 
+_LINK = re.compile(r"<([^>]*)>([^<]*)")
+_REL = re.compile(r'(?:^|;)\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,"]+))', re.IGNORECASE)
+
+
+def link_next(header: str) -> str | None:
+    """The target of the ``rel="next"`` link in an RFC 8288 Link header. Commas inside a URL and
+    relation lists (``rel="next last"``) are handled: each link runs from its ``<`` to the next."""
+    for m in _LINK.finditer(header):
+        rel = _REL.search(m.group(2))
+        if rel and "next" in (rel.group(1) or rel.group(2) or "").lower().split():
+            return m.group(1).strip()
+    return None
+
+
 def _next_url(cfg: SourceConfig, url: str, doc: Any, headers: httpx.Headers, items: list) -> str | None:
     p = cfg.pagination
     if p.style == "next_field":
         nxt = dotted(doc, p.field)
         return join_url(url, nxt) if isinstance(nxt, str) and nxt else None
     if p.style == "link_header":
-        link = headers.get("link")
-        if not link:
-            return None
-        for part in link.split(","):
-            m = re.match(r"\s*<([^>]*)>\s*;(.*)", part)
-            if m and re.search(r'rel="?next"?', m.group(2)):
-                return join_url(url, m.group(1))
-        return None
+        nxt = link_next(headers.get("link") or "")
+        return join_url(url, nxt) if nxt else None
     if p.style == "cursor":
         cursor = dotted(doc, p.field)
         if cursor in (None, "") or not items:
