@@ -73,15 +73,16 @@ class SourceStore:
         data = read_json_artifact(self.manifest_path, SCHEMA_VERSION) or {}
         self.records: dict[str, dict[str, Any]] = data.get("records", {})
         self.pages: dict[str, dict[str, Any]] = data.get("pages", {})
-        self._keys = {entry["key"]: rid for rid, entry in self.records.items()}
+        # keys compared case-folded: 'Tank' and 'tank' would be one file on macOS and Windows
+        self._keys = {entry["key"].casefold(): rid for rid, entry in self.records.items()}
 
     def key_for(self, record_id: str, nested: bool = False) -> str:
         entry = self.records.get(record_id)
         if entry:
             return entry["key"]
         key = record_key(record_id, nested=nested)
-        owner = self._keys.get(key)
-        if owner is not None and owner != record_id:  # 'a.md' vs 'a.json', or a hash clash
+        owner = self._keys.get(key.casefold())
+        if owner is not None and owner != record_id:  # 'a.md' vs 'a.json', 'A' vs 'a', or a hash clash
             key = f"{key}-{hashlib.sha256(record_id.encode('utf-8')).hexdigest()[:10]}"
         return key
 
@@ -131,7 +132,7 @@ class SourceStore:
             "history": history,
         }
         self.records[record.id] = new_entry
-        self._keys[key] = record.id
+        self._keys[key.casefold()] = record.id
         return PutResult("changed" if entry else "added", self._snapshot(record.id, new_entry))
 
     def mark_removed(self, seen: set[str], when: str) -> list[str]:
