@@ -46,6 +46,20 @@ def test_ask_answers_with_citations_or_refuses(example):
         with_lookup.close()
 
 
+def test_ask_states_what_holds_now_not_a_superseded_version(example):
+    lookup = Lookup(example)
+    try:
+        assert "layer1_sources/faq/return-policy-2025.md" in lookup.superseded
+        found = lookup.retrieve("What is the return policy?", "search", k=8)
+        answer = lookup.answer("What is the return policy?", "search")
+    finally:
+        lookup.close()
+    assert any(r.startswith("layer1_sources/faq/return-policy-2025.md") for r in found.refs)  # retrieved
+    cites = [c for s in answer.sentences for c in s.cites]
+    assert cites and not any(c.split("#")[0] in lookup.superseded for c in cites)  # but not stated
+    assert any(c.startswith("layer1_sources/faq/return-policy-2026.md") for c in cites)
+
+
 def _source(title: str, body: str, meta: str = "") -> str:
     return f"---\ntitle: {title}\n{meta}---\n\n# {title}\n\n{body}\n"
 

@@ -36,6 +36,7 @@ from .librarian.extract import aliases, plural_stem
 from .librarian.model import CITED_SENTENCE, ModelRequest, Tool
 from .markdown import STOPWORDS, plain_inline, split_sections, split_sentences, words
 from .models import SourceDoc
+from .plan import supersession
 from .search import (
     EXPANSION_WEIGHT,
     ORIGINAL_WEIGHT,
@@ -161,6 +162,7 @@ class Lookup:
         self.docs: dict[str, SourceDoc] = {d.path: d for d in load_layer1(root)}
         self.index = index if index is not None else open_index(root, refresh)[0]
         self.n_sources = max(1, self.index.count("source"))
+        self.superseded = supersession(list(self.docs.values()))  # old version → its replacement
 
     def close(self) -> None:
         self.index.close()
@@ -339,11 +341,15 @@ class Lookup:
             question, False, tuple(self.best_sentences(question, found)), found.evidence, tuple(found.pages)
         )
 
+    def current(self, refs: Sequence[str]) -> list[str]:
+        """``refs`` without the sections of superseded versions: an answer states what holds now."""
+        return [r for r in refs if split_ref(r)[0] not in self.superseded]
+
     def candidate_sentences(self, found: Retrieval, top: int = 4) -> list[AnswerSentence]:
         """Sentences of the best sections: as the wiki page states them (with its citations) when
         the section was read in a page, else straight from the layer-1 section."""
         out: list[AnswerSentence] = []
-        for ref in found.refs[:top]:
+        for ref in self.current(found.refs)[:top]:
             page = found.via.get(ref)
             got = self._page_sentences(page, ref) if page else []
             if not got:
@@ -385,7 +391,7 @@ class Lookup:
 
     def llm_answer(self, question: str, found: Retrieval, model) -> Answer:
         """Ask the model to answer only from the retrieved sections; keep verified sentences."""
-        keyed = {f"S{i + 1}": ref for i, ref in enumerate(found.refs[:8])}
+        keyed = {f"S{i + 1}": ref for i, ref in enumerate(self.current(found.refs)[:8])}
         context = "\n\n".join(
             f'<section key="{key}" ref="{ref}">\n{self.section_text(ref)}\n</section>'
             for key, ref in keyed.items()
