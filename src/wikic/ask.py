@@ -54,8 +54,9 @@ REFUSE_BELOW = 0.3  # evidence below this → refuse (calibrated on a dev split;
 EVIDENCE_TOP = 5  # sections whose text counts as evidence
 MODES = ("index", "search", "raw")
 INDEX_PAGES = 4  # pages an agent opens after reading index.md
-SEARCH_PAGES = 5  # whole-page hits whose citations join the fused list
+SEARCH_PAGES = 2  # whole-page hits whose citations join the fused list
 PAGE_REFS = 3  # cited sections taken from each such page
+WIKI_WEIGHT = 0.25  # the wiki's lists (pages, headings) against the source sections' list
 DEPTH = 30
 ENTITY_WEIGHT = 1.0  # the list of sections the wiki files under entities the question names
 ENTITY_REFS = 3  # sections taken from each named entity, best-matching first
@@ -256,11 +257,11 @@ class Lookup:
         """Ranked layer-1 section refs for a question, by ``mode``:
 
         - ``raw``: BM25 over layer-1 sections alone (the plain-RAG baseline);
-        - ``search``: the hybrid lists (layer-1 sections 2×, wiki pages resolved through their
-          citations 1×, the sections the wiki files under entities the question names 1×, LLM
-          expansions 1× when the probe is weak) fused by RRF at the level of the cited sections,
-          so that a section the wiki and the sources agree on rises. Run-together words the
-          sources never use are split first ('sweetcorn' → 'sweet corn');
+        - ``search``: the hybrid lists (layer-1 sections 2×, wiki pages and headings resolved
+          through their citations ½× each, the sections the wiki files under entities the
+          question names 1×, LLM expansions 1× when the probe is weak) fused by RRF at the level
+          of the cited sections, so that a section the wiki and the sources agree on rises.
+          Run-together words the sources never use are split first ('sweetcorn' → 'sweet corn');
         - ``index``: the agent protocol through ``index.md``.
         """
         if mode == "raw":
@@ -297,8 +298,8 @@ class Lookup:
             whole = [h for h in found if not h.anchor][:SEARCH_PAGES]
             lists.append((weight, _flatten(src)))
             order = self.source_order(q)
-            lists.append((weight / 2, self.page_refs(whole, order)))
-            lists.append((weight / 2, _flatten([h for h in found if h.anchor], order)))
+            lists.append((weight * WIKI_WEIGHT, self.page_refs(whole, order)))
+            lists.append((weight * WIKI_WEIGHT, _flatten([h for h in found if h.anchor], order)))
             pages += [h.path for h in whole]
             for h in found:
                 if h.anchor:
