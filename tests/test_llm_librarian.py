@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -113,6 +114,10 @@ def test_prompt_has_rules_once_in_the_cached_prefix_and_sources_as_keyed_data(kb
     assert report.failed == [] and report.dropped == 0 and report.sentences == report.verified
     assert report.usage.calls == 3
     assert assert_every_fact_cited(kb) == report.citations
+    # Anthropic caches a prefix only from 1,024 tokens on; at ~4 characters a token, the tools and
+    # the shared system blocks of even this small KB must be past that, or no call is ever cached
+    tools = sum(len(t.name) + len(t.description) + len(json.dumps(t.schema)) for t in first.tools)
+    assert (tools + len("".join(first.prefix))) / 4 >= 1024
 
 
 def test_device_page_gets_the_deterministic_spec_table_and_the_comparison_matches_offline(
