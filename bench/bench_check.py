@@ -50,17 +50,7 @@ def rule_breakdown(root: Path) -> list[tuple[str, float, int]]:
     for p in kb.content_pages:
         _ = p.statements
     rows = [("gather (layer 1, plan, pages)", time.perf_counter() - started, 0)]
-    for rule in (
-        lint.rule_links,
-        lint.rule_citations,
-        lint.rule_reachability,
-        lint.rule_stale,
-        lint.rule_uncovered,
-        lint.rule_duplicates,
-        lint.rule_contradictions,
-        lint.rule_layer0,
-        lint.rule_hand_edited,
-    ):
+    for rule in lint.RULE_FUNCTIONS:
         started = time.perf_counter()
         found = list(rule(kb))
         rows.append((rule.__name__, time.perf_counter() - started, len(found)))

@@ -1,0 +1,59 @@
+"""The state every rule reads, gathered once: layer-1 documents, the plan, the wiki pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ..citations import Verifier
+from ..layer1 import load_layer1
+from ..models import SourceDoc
+from ..wikischema import WikiSchema
+from .pages import WikiPage, wiki_pages
+
+
+@dataclass
+class KB:
+    root: Path
+    docs: dict[str, SourceDoc]
+    pages: list[WikiPage]
+    superseded_by: dict[str, str]
+    verifier: Verifier
+    schema: WikiSchema | None
+    plan: Any = None  # plan.Plan, or None without a readable schema
+
+    @cached_property
+    def content_pages(self) -> list[WikiPage]:
+        return [p for p in self.pages if not p.is_special]
+
+    @cached_property
+    def page_paths(self) -> set[str]:
+        return {p.path for p in self.pages}
+
+
+def gather(root: Path) -> KB:
+    from ..plan import plan, supersession
+    from ..wikischema import load_wiki_schema
+
+    docs_list = load_layer1(root)
+    docs = {d.path: d for d in docs_list}
+    schema = None
+    the_plan = None
+    if (root / "schema" / "wiki.yaml").exists():
+        schema = load_wiki_schema(root)
+        the_plan = plan(docs_list, schema)
+        superseded = the_plan.superseded_by
+    else:
+        superseded = supersession(docs_list)
+    min_overlap = schema.min_overlap if schema else 0.6
+    return KB(
+        root,
+        docs,
+        wiki_pages(root),
+        superseded,
+        Verifier(docs_list, min_overlap),
+        schema,
+        the_plan,
+    )
