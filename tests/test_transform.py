@@ -333,6 +333,34 @@ def test_files_source_transform(tree):
     assert doc.id == "guide/setup.md" and "Plug it in." in doc.body
 
 
+def test_files_without_a_title_take_their_first_h1_else_their_file_name(tree):
+    root = kb(
+        tree,
+        {"docs": {"kind": "files", "path": "docs"}},
+        {
+            "docs/returns.md": "Intro line.\n\n# Returning a garden\n\nYou have 60 days.\n",
+            "docs/shipping_and-delivery.md": "Orders ship in 2 days.\n\n## Costs\n\nFree over $50.\n",
+            "docs/titled.md": "---\ntitle: Given title\n---\n# Other heading\n\nText.\n",
+        },
+    )
+    fetch_and_transform(root)
+    titles = {d.id: d.title for d in load_layer1(root)}
+    assert titles == {
+        "returns.md": "Returning a garden",
+        "shipping_and-delivery.md": "Shipping and delivery",
+        "titled.md": "Given title",
+    }
+
+
+def test_http_records_without_a_title_are_still_reported(tree, api):
+    url = api.add("items", [{"id": 1, "body": "# Heading\n\ntext"}])
+    root = kb(tree, {"items": {"kind": "http", "url": url, "items": "data", "body": "body"}})
+    config = load_sources(root)
+    fetch(root, config, sleep=lambda s: None)
+    [report] = transform(root, config)
+    assert any("missing title field" in e for e in report.errors)
+
+
 @pytest.mark.parametrize("hostile", ["../../escape", "a/b", ".."])
 def test_hostile_ids_stay_inside_layer1_source_folder(tree, api, hostile):
     url = api.add("items", [{"id": hostile, "title": "T", "body": "b"}])

@@ -11,7 +11,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import jinja2
@@ -32,7 +32,7 @@ from .fsutil import (
 )
 from .layer0 import SourceStore, layer0_sources
 from .layer1 import LAYER1
-from .markdown import github_slug, iter_headings
+from .markdown import github_slug, iter_headings, plain_inline
 from .models import Snapshot
 
 SCHEMA_VERSION = 1
@@ -102,6 +102,18 @@ def frontmatter_fields(data: dict[str, Any], skip: set[str]) -> dict[str, Any]:
     return out
 
 
+def fallback_title(record_id: str, body: object) -> str:
+    """A file without a title field is titled by its first level-1 heading, else by its file name
+    ('return-policy.md' → 'Return policy')."""
+    if isinstance(body, str):
+        for _, level, text in iter_headings(body):
+            if level == 1:
+                return plain_inline(text)
+    stem = PurePosixPath(record_id).stem
+    words = stem.replace("_", " ").replace("-", " ").split()
+    return " ".join(words).capitalize() if words else stem
+
+
 class Renderer:
     """Renders snapshots of one source into layer-1 Markdown."""
 
@@ -127,6 +139,8 @@ class Renderer:
     def render(self, snap: Snapshot) -> str:
         cfg, data = self.cfg, snap.data
         title = dotted(data, cfg.title)
+        if title in (None, "") and cfg.kind == "files":
+            title = fallback_title(snap.id, dotted(data, cfg.body) if cfg.body else None)
         if title in (None, ""):
             raise SourceError(
                 cfg.name, f"missing title field '{cfg.title}'; set 'title' in sources.yaml", record=snap.id
