@@ -7,6 +7,8 @@ type and slug, and every source is routed to the pages it touches, or reported a
 
 from __future__ import annotations
 
+import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -139,6 +141,56 @@ def _group_value(d: SourceDoc, field_name: str) -> str:
     if isinstance(value, list):
         value = value[0] if value else ""
     return str(value).strip() if value not in (None, "") else ""
+
+
+_NOT_CATEGORIES = {"title", "source", "id", "url", "slug", "description", "summary", "body", "supersedes"}
+_DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _category(value: object) -> str | None:
+    """A frontmatter value as a category label, or None when it cannot be one (numbers, dates,
+    paths and URLs, long text); a list counts by its first item."""
+    if isinstance(value, list):
+        value = value[0] if value else ""
+    if isinstance(value, bool) or not isinstance(value, str):
+        return None
+    value = value.strip()
+    if len(value) > 60 or "://" in value or value.startswith("/") or _DATE_LIKE.match(value):
+        return None
+    return value
+
+
+def group_field(docs: list[SourceDoc], target: int = 12) -> str:
+    """The frontmatter field that best splits ``docs`` into topic groups, or '' when none does.
+
+    A candidate is a categorical text field (not bookkeeping, numbers, dates or URLs) that at least
+    half the records carry, with 2 to n/3 distinct values. The best one covers the most records in
+    groups closest to ``target`` records each: coverage × exp(−|ln(mean group size / target)|).
+    """
+    if len(docs) < 4:
+        return ""
+    names = sorted({k for d in docs for k in d.meta})
+    best, best_score = "", 0.0
+    for name in names:
+        if name in _NOT_CATEGORIES or name.startswith(("record_", "layer0", "generated_by")):
+            continue
+        if name.endswith(("_at", "_url", "_id", "_date")):
+            continue
+        multi = sum(1 for d in docs if isinstance(d.meta.get(name), list) and len(d.meta[name]) > 1)
+        if multi * 2 > len(docs):
+            continue  # mostly several values each (tags): the first one is no category
+        values = [_category(d.meta.get(name)) for d in docs]
+        if any(v is None and name in d.meta for v, d in zip(values, docs, strict=True)):
+            continue  # some value is not categorical: a number, a date, a long text
+        present = [v for v in values if v]
+        distinct = len(set(present))
+        coverage = len(present) / len(docs)
+        if coverage < 0.5 or not 2 <= distinct <= max(2, len(docs) // 3):
+            continue
+        score = coverage * math.exp(-abs(math.log(len(present) / distinct / target)))
+        if score > best_score + 1e-9:
+            best, best_score = name, score
+    return best
 
 
 def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
