@@ -129,7 +129,11 @@ NAMED_CLEANUPS: dict[str, list[tuple[str, str | Callable[[re.Match], str]]]] = {
         (r"\{\{-?\s*([^}]*?)\s*-?\}\}", r"\1"),
     ],
     "html_comments": [(r"<!--[\s\S]*?-->", "")],
+    # <style> and <script> blocks hold code for a browser, not text for a reader.
+    "html_scripts": [(r"<(style|script)\b[^>]*>[\s\S]*?</\1\s*>", "")],
 }
+# Applied when a source sets no ``cleanups`` (``cleanups: []`` turns them off).
+DEFAULT_CLEANUPS = ["liquid", "html_comments", "html_scripts"]
 
 
 @dataclass(frozen=True)
@@ -224,7 +228,7 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
         body=f.get("body", str, "body" if kind == "files" else ""),  # files: Markdown body
         template=f.get("template", str, ""),
         updated_field=f.get("updated_at", str, "updated_at"),
-        cleanups=_cleanups(f.get("cleanups", list), f"{where}.cleanups"),
+        cleanups=_cleanups(f.get("cleanups", list, DEFAULT_CLEANUPS), f"{where}.cleanups"),
     )
     if kind == "http":
         url = f.get("url", str, required=True)

@@ -1,0 +1,186 @@
+"""Facts from fields: which frontmatter fields of a layer-1 document are facts a reader wants.
+
+One place decides this for every stage: the librarian's fact lists, the coverage figures of
+compile and check, and the lint rule that compares a published fact with its frontmatter.
+
+- Bookkeeping fields (ids, URLs, hashes, timestamps, slugs, icons) are not facts.
+- Values that mean "unknown" (``0``, ``""``, ``null``, ``[]``) are never shown as facts.
+- Long text (a description, a summary) is prose, shown as a paragraph, not as a fact.
+- Lists are joined with ", "; booleans read "yes"/"no".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .models import SourceDoc
+
+BOOKKEEPING = frozenset(
+    {
+        "title",
+        "source",
+        "id",
+        "url",
+        "updated_at",
+        "created_at",
+        "generated_by",
+        "layer0",
+        "hand_maintained",
+        "supersedes",
+        "slug",
+        "html_url",
+        "icon",
+        "image",
+        "svg_icon",
+        "device",
+        "thumbnail",
+        "position",
+        "order",
+    }
+)
+PROSE_FIELDS = frozenset({"description", "summary", "excerpt", "abstract", "lead", "intro", "answer"})
+LONG_TEXT = 120  # characters: a longer string field is prose, not a fact
+
+UNITS = {
+    "l": "l",
+    "ml": "ml",
+    "w": "W",
+    "cm": "cm",
+    "mm": "mm",
+    "m": "m",
+    "kg": "kg",
+    "g": "g",
+    "usd": "USD",
+    "eur": "EUR",
+    "c": "°C",
+    "f": "°F",
+    "h": "h",
+    "pct": "%",
+}
+
+
+def label(name: str) -> str:
+    """'row_spacing' → 'Row spacing' (the label transform gives a field in a details list)."""
+    return name.replace("_", " ").replace("-", " ").strip().capitalize()
+
+
+def field_label(name: str) -> str:
+    """'tank_capacity_l' → 'Tank capacity (l)'; other names as ``label``."""
+    head, _, unit = name.rpartition("_")
+    if head and unit.lower() in UNITS:
+        return f"{label(head)} ({UNITS[unit.lower()]})"
+    return label(name)
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(format_value(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def is_unknown(value: Any) -> bool:
+    """``0``, ``""``, ``null`` and empty lists mean the record does not know the value."""
+    if value is None or isinstance(value, bool):
+        return value is None
+    if isinstance(value, (int, float)):
+        return value == 0
+    if isinstance(value, str):
+        return value.strip() in ("", "0", "0.0")
+    if isinstance(value, list):
+        return not any(not is_unknown(v) for v in value)
+    return False
+
+
+def is_bookkeeping(name: str) -> bool:
+    return (
+        name in BOOKKEEPING
+        or name.startswith("record_")
+        or name.endswith(("_url", "_at", "_sha256", "_hash"))
+        or name == "wikic"
+    )
+
+
+def is_prose(name: str, value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    text = " ".join(value.split())
+    return name in PROSE_FIELDS or len(text) > LONG_TEXT or "\n\n" in value.strip()
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str
+    label: str
+    value: str  # as shown: lists joined, booleans yes/no
+
+    @property
+    def text(self) -> str:
+        return f"**{self.label}:** {self.value}"
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, (str, int, float, bool)) for v in value)
+    return isinstance(value, (str, int, float, bool))
+
+
+def facts(doc: SourceDoc, show: tuple[str, ...] = (), hide: tuple[str, ...] = ()) -> list[Fact]:
+    """The document's fields worth showing as facts, in frontmatter order.
+
+    ``show`` (when given) lists the only fields to show; ``hide`` lists fields to leave out.
+    """
+    out = []
+    for key, value in doc.meta.items():
+        if show and key not in show:
+            continue
+        if key in hide or is_bookkeeping(key) or not _scalar(value) or is_unknown(value):
+            continue
+        if is_prose(key, value):
+            continue
+        if isinstance(value, list):
+            value = [v for v in value if not is_unknown(v)]
+        out.append(Fact(key, field_label(key), " ".join(format_value(value).split())))
+    return out
+
+
+def prose_fields(doc: SourceDoc, hide: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(field, text) of long text fields the document's body does not already contain."""
+    body = " ".join(doc.body.split())
+    out = []
+    for key, value in doc.meta.items():
+        if key in hide or is_bookkeeping(key) or not isinstance(value, str) or is_unknown(value):
+            continue
+        text = value.strip()
+        if is_prose(key, value) and " ".join(text.split()) not in body:
+            out.append((key, text))
+    return out
+
+
+_RESTATED = re.compile(r"^\s*(?:\*\*|__)?([^:*_]{1,60}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.+?)\s*$")
+
+
+def restated_field(doc: SourceDoc, text: str) -> str | None:
+    """The frontmatter field a 'Label: value' line restates (as transform's details list does),
+    or None. Compared on labels and shown values, so a changed value is not a restatement."""
+    m = _RESTATED.match(text)
+    if not m:
+        return None
+    name, value = m.group(1).strip().lower(), " ".join(m.group(2).split())
+    for key, raw in doc.meta.items():
+        shown = " ".join(format_value(raw).split()) if _scalar(raw) else None
+        if name in (label(key).lower(), field_label(key).lower()) and value == shown:
+            return key
+    return None
+
+
+def fact_for_label(doc: SourceDoc, name: str) -> tuple[str, str] | None:
+    """(field, shown value) of the field labelled ``name`` ('Row spacing'), or None."""
+    wanted = name.strip().lower()
+    for key, raw in doc.meta.items():
+        if wanted in (label(key).lower(), field_label(key).lower(), key.lower()) and _scalar(raw):
+            return key, " ".join(format_value(raw).split())
+    return None
