@@ -10,7 +10,7 @@ import yaml
 
 from wikic.draft import parse_citations
 from wikic.layer1 import load_layer1
-from wikic.markdown import anchors
+from wikic.markdown import anchors, code_lines
 
 
 def pages(root: Path) -> dict[str, str]:
@@ -44,7 +44,9 @@ def assert_every_fact_cited(root: Path) -> int:
         if path.startswith("wiki/index"):
             continue
         header = True
-        for line in body_lines(text):
+        for _, line, code in code_lines(body_lines(text)):
+            if code:
+                continue  # a source's code block, shown verbatim: not prose
             stripped = line.strip()
             if not stripped or stripped.startswith("#") or re.match(r"^\|?-{3}", stripped):
                 header = not stripped.startswith("|") if not stripped else header
@@ -60,7 +62,7 @@ def assert_every_fact_cited(root: Path) -> int:
             else:
                 cells = [stripped]
             for cell in cells:
-                if cell.strip() in ("—", ""):
+                if cell.strip() in ("—", "-", "–", "n/a", ""):
                     continue
                 cites = parse_citations(cell, path)
                 assert cites, f"{path}: uncited: {cell!r}"

@@ -459,12 +459,12 @@ def print_compile_report(report) -> None:
     )
     if report.index_changed:
         out.print(f"index: {', '.join(report.index_changed)}")
-    if report.unplaced:
-        out.print(
-            f"[yellow]{len(report.unplaced)} unplaced source(s):[/yellow] "
-            + ", ".join(report.unplaced[:10])
-            + (" …" if len(report.unplaced) > 10 else "")
-        )
+    if report.coverage:
+        out.print(f"coverage: {report.coverage['summary']}", soft_wrap=True)
+    for path in report.unplaced[:10]:
+        out.print(f"[yellow]unplaced:[/yellow] {path}: {report.reasons.get(path, 'no page uses it')}")
+    if len(report.unplaced) > 10:
+        out.print(f"[yellow]… and {len(report.unplaced) - 10} more unplaced source(s)[/yellow]")
     for reason in report.drop_reasons[:10]:
         err.print(f"[yellow]dropped:[/yellow] {reason}", soft_wrap=True)
     for path in report.failed:

@@ -18,7 +18,7 @@ import yaml
 
 from . import __version__
 from .citations import Verifier
-from .draft import Block, Cell, Draft, render_body
+from .draft import PROSE_KINDS, Block, Cell, Draft, render_body
 from .errors import ConfigError, WikicError
 from .fsutil import (
     atomic_write,
@@ -61,6 +61,8 @@ class CompileReport:
     dropped: int = 0
     citations: int = 0
     unplaced: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)  # unplaced path → why no page shows it
+    coverage: dict = field(default_factory=dict)  # coverage.Coverage.as_dict() of the wiki on disk
     drop_reasons: list[str] = field(default_factory=list)
     index_changed: list[str] = field(default_factory=list)
     diffstat: list[tuple[str, int, int]] = field(default_factory=list)
@@ -141,7 +143,7 @@ class _Check:
 def verify_blocks(blocks: tuple[Block, ...], verifier: Verifier) -> _Check:
     failures: list[tuple[int, int, Failure]] = []
     for bi, b in enumerate(blocks):
-        if b.kind in ("para", "bullets", "note"):
+        if b.kind in PROSE_KINDS:
             for si, s in enumerate(b.sentences):
                 result = verifier.check(s.text, s.cites)
                 if not result.ok:
@@ -171,7 +173,7 @@ def drop_failures(check: _Check) -> list[Block]:
     kept: list[Block] = []
     for bi, b in enumerate(check.blocks):
         drop = bad.get(bi, set())
-        if b.kind in ("para", "bullets", "note"):
+        if b.kind in PROSE_KINDS:
             sentences = tuple(s for si, s in enumerate(b.sentences) if si not in drop)
             if sentences:
                 kept.append(Block(b.kind, text=b.text, level=b.level, sentences=sentences))
@@ -325,6 +327,8 @@ def compile_wiki(
         if not dry_run and state and state.get("digest") == digest and state.get("outputs") == written:
             report.unchanged = state.get("pages", 0)  # nothing read changed and no page was touched
             report.unplaced = state.get("unplaced", [])
+            report.reasons = state.get("reasons", {})
+            report.coverage = state.get("coverage", {})
             report.seconds = time.perf_counter() - started
             return report
         last_written = (state or {}).get("outputs", {})
@@ -333,6 +337,7 @@ def compile_wiki(
         vocabulary = Vocabulary(docs_list)
         the_plan = make_plan(docs_list, schema)
         report.unplaced = the_plan.unplaced
+        report.reasons = the_plan.reasons
         related = related_pages(the_plan)
         existing = managed_pages(root)
         jobs: list[tuple[PageSpec, str, PageJob]] = []
@@ -416,10 +421,21 @@ def compile_wiki(
                 touched,
                 _log_details(report),
             )
+        report.coverage = measure_coverage(root, docs_list, the_plan)
         if not report.failed:
             save_state(root, digest, report, len(the_plan.pages), docs)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def measure_coverage(root: Path, docs: list[SourceDoc], the_plan: Plan) -> dict:
+    """How much of layer 1 the wiki on disk shows (``coverage``), with a one-line summary."""
+    from .coverage import of_pages
+    from .lint.pages import wiki_pages
+
+    pages = [p for p in wiki_pages(root) if not p.is_special]
+    found = of_pages(docs, pages, the_plan.reasons)
+    return {"summary": found.summary(), **found.as_dict()}
 
 
 def input_digest(root: Path, files: dict[str, bytes], lib: Librarian) -> str:
@@ -463,6 +479,8 @@ def save_state(
         "outputs": _wiki_hashes(root),
         "pages": pages,
         "unplaced": report.unplaced,
+        "reasons": report.reasons,
+        "coverage": report.coverage,
         "layer1": {p: d.sha256 for p, d in docs.items()},
     }
     write_json_artifact(root / STATE, state, STATE_VERSION)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from .layer1 import LAYER1
+from .markdown import escape_block_start
 
 
 @dataclass(frozen=True, order=True)
@@ -50,11 +51,12 @@ class Cell:
 
 @dataclass(frozen=True)
 class Block:
-    """``kind`` is heading | para | bullets | table | note.
+    """``kind`` is heading | para | bullets | steps | table | note | code.
 
-    heading: ``text``, ``level``; para/bullets: ``sentences``; table: ``header`` and ``rows``;
-    note: a superseded statement kept with its date, ``text`` is the lead-in and ``sentences``
-    the quoted older statement.
+    heading: ``text``, ``level``; para/bullets/steps: ``sentences`` (steps are numbered); table:
+    ``header`` and ``rows``; note: a superseded statement kept with its date, ``text`` is the
+    lead-in and ``sentences`` the quoted older statement; code: a source's code block, verbatim
+    in ``text`` (not prose, so not cited).
     """
 
     kind: str
@@ -79,6 +81,7 @@ class Draft:
 
 
 SUPERSEDED_MARK = "**Superseded**"
+PROSE_KINDS = ("para", "bullets", "steps", "note")  # blocks made of cited sentences
 
 
 def _cite_links(cites: tuple[Citation, ...], page_path: str) -> str:
@@ -89,6 +92,13 @@ def escape_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _line(prefix: str, s: Sentence, page_path: str) -> str:
+    """One sentence on its own line, after its list marker, followed by its citations; text that
+    would read as Markdown block syntax at the start of a line ('2) Grace period') is escaped."""
+    text = s.text if prefix.startswith(">") and prefix != "> " else escape_block_start(s.text)
+    return f"{prefix}{text} {_cite_links(s.cites, page_path)}"
+
+
 def render_body(draft: Draft, page_path: str) -> str:
     """Markdown for a draft, citations as relative links; one sentence per line for clean diffs."""
     lines: list[str] = [f"# {draft.title}", ""]
@@ -96,14 +106,19 @@ def render_body(draft: Draft, page_path: str) -> str:
         if b.kind == "heading":
             lines += ["#" * b.level + " " + b.text, ""]
         elif b.kind == "para":
-            lines += [f"{s.text} {_cite_links(s.cites, page_path)}" for s in b.sentences] + [""]
+            lines += [_line("", s, page_path) for s in b.sentences] + [""]
         elif b.kind == "bullets":
-            lines += [f"- {s.text} {_cite_links(s.cites, page_path)}" for s in b.sentences] + [""]
+            lines += [_line("- ", s, page_path) for s in b.sentences] + [""]
+        elif b.kind == "steps":
+            lines += [_line(f"{n}. ", s, page_path) for n, s in enumerate(b.sentences, 1)] + [""]
+        elif b.kind == "code":
+            fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", b.text)), default=0))
+            lines += [fence, b.text, fence, ""]
         elif b.kind == "note":
             # The lead-in shares the first quoted sentence's line, so every line carries a citation.
             for n, s in enumerate(b.sentences):
                 lead = f"{SUPERSEDED_MARK} {b.text} " if n == 0 else ""
-                lines.append(f"> {lead}{s.text} {_cite_links(s.cites, page_path)}")
+                lines.append(_line(f"> {lead}", s, page_path))
             lines += [""]
         elif b.kind == "table":
             lines.append("| " + " | ".join(escape_cell(h) for h in b.header) + " |")

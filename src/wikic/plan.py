@@ -13,9 +13,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .bm25 import BM25, tokens
+from .facts import facts as field_facts
+from .facts import label, prose_fields
 from .fsutil import canonical_json, sha256_tag
-from .librarian.extract import MentionIndex, aliases, device_facts, has_quotable, mentions
-from .markdown import github_slug
+from .librarian.extract import _IMAGE, MentionIndex, aliases, device_facts, mentions
+from .markdown import github_slug, plain_inline
 from .models import SourceDoc
 from .wikischema import Comparison, Device, Guide, TopicRule, WikiSchema
 
@@ -39,6 +41,8 @@ class Plan:
     pages: list[PageSpec]
     unplaced: list[str]
     superseded_by: dict[str, str]  # layer-1 path → path of the document that replaces it
+    homes: dict[str, str] = field(default_factory=dict)  # layer-1 path → the page showing all of it
+    reasons: dict[str, str] = field(default_factory=dict)  # unplaced layer-1 path → why
 
 
 def slugify(text: str) -> str:
@@ -203,16 +207,19 @@ def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
     return out
 
 
-def topic_groups(
-    rule: TopicRule, docs: list[SourceDoc], superseded: dict[str, str]
-) -> list[tuple[str, list[SourceDoc]]]:
-    pool = [d for d in docs if d.source == rule.source and d.path not in superseded and has_quotable(d)]
+def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list[SourceDoc]]]:
+    """The topic pages of one rule over the documents it homes: (title, members), a group larger
+    than ``max_sources`` split into numbered parts."""
+    pool = [d for d in pool if d.source == rule.source]
     groups: dict[str, list[SourceDoc]] = defaultdict(list)
     terms = _cluster_terms(pool) if not rule.group_by else {}
     for d in pool:
         groups[_group_value(d, rule.group_by) if rule.group_by else terms[d.path]].append(d)
     out = []
-    titles = _group_titles(sorted(groups), rule.titles)
+    unnamed = label(rule.source)
+    if rule.group_by and any(groups) and "" in groups:
+        unnamed = f"{unnamed} without {label(rule.group_by).lower()}"
+    titles = _group_titles(sorted(groups), rule.titles, unnamed)
     for value in sorted(groups):
         members = sorted(groups[value], key=lambda d: (d.title.lower(), d.path))
         title = titles[value]
@@ -225,13 +232,14 @@ def topic_groups(
     return out
 
 
-def _group_titles(values: list[str], configured: dict[str, str]) -> dict[str, str]:
+def _group_titles(values: list[str], configured: dict[str, str], unnamed: str = "Other") -> dict[str, str]:
     """Readable titles for group values: configured ones, else the last path segment, widened
-    with its parent segments while two values would share a title."""
+    with its parent segments while two values would share a title; records without a value are
+    titled ``unnamed`` (the source's name for a default rule)."""
 
     def words_of(value: str, depth: int) -> str:
         parts = [p for p in value.split("/") if p][-depth:]
-        return " ".join(parts).replace("-", " ").replace("_", " ").strip().capitalize() or "Other"
+        return " ".join(parts).replace("-", " ").replace("_", " ").strip().capitalize() or unnamed
 
     out: dict[str, str] = {}
     depth = {v: 1 for v in values}
@@ -266,19 +274,28 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 out.append(old)
         return out
 
+    facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
+    homes: dict[str, str] = {}
     device_specs = []
     for device in schema.devices:
-        srcs = [d.path for d in device_sources(device, docs, superseded)]
-        if srcs:
-            device_specs.append(
-                add(
-                    "device",
-                    device.id,
-                    device.title,
-                    with_older(srcs),
-                    {"device": device.__dict__, "spec_sources": list(device.sources)},
-                )
+        found = device_sources(device, docs, superseded)
+        if found:
+            specs = [d.path for d in found if any(d.answers_to(r) for r in device.sources)]
+            specs = [p for p in specs if p not in homes]  # a spec page shared by two devices lives on the first
+            spec = add(
+                "device",
+                device.id,
+                device.title,
+                with_older(specs) + [d.path for d in found if d.path not in specs],
+                {
+                    "device": device.__dict__,
+                    "spec_sources": list(device.sources),
+                    "spec_paths": specs,
+                    "facts": facts_config,
+                },
             )
+            device_specs.append(spec)
+            homes.update(dict.fromkeys(specs, spec.path))
     for comp in schema.comparisons:
         if comp.of == "devices":
             # Rows are devices; the sources are those that state a compared fact about one.
@@ -311,13 +328,25 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 with_older(srcs),
                 {"guide": guide.__dict__, "sections": [list(s) for s in sections]},
             )
+    # Every other document is homed on a topic page: by its source's rule, or by a default rule
+    # that groups the source by its most informative field (else by shared title words).
+    homed = {p for s in device_specs for p in s.config["spec_paths"]}
+    reasons: dict[str, str] = {}
+    pool: list[SourceDoc] = []
+    for d in docs:
+        if d.path in superseded or d.path in homed:
+            continue
+        if not has_content(d):
+            reasons[d.path] = "no text and no fields to show"
+            continue
+        pool.append(d)
     # One subject, one page: groups of different sources with the same title share a page.
     topics: dict[str, tuple[str, list[str], list[str], dict[str, list]]] = {}
-    for rule in schema.topics:
+    for rule in topic_rules(schema.topics, pool):
         index = None
         if rule.mentions:
             index = MentionIndex([d for d in docs if d.source != rule.source and d.path not in superseded])
-        for title, members in topic_groups(rule, docs, superseded):
+        for title, members in topic_groups(rule, pool):
             slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
             entry = topics.setdefault(slug, (title, [], [], {}))
             entry[1].extend(d.path for d in members)
@@ -328,7 +357,32 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                     entry[3][d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
     for slug, (title, members, sources, quoted) in topics.items():
         cited = [m[0] for ms in quoted.values() for m in ms]
-        config = {"topic": sources, "members": members, "mentions": quoted}
-        add("topic", slug, title, list(dict.fromkeys(with_older(members) + cited)), config)
-    unplaced = sorted(d.path for d in docs if d.path not in used)
-    return Plan(pages, unplaced, superseded)
+        config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
+        spec = add("topic", slug, title, list(dict.fromkeys(with_older(members) + cited)), config)
+        homes.update(dict.fromkeys(members, spec.path))
+    for old, new in superseded.items():
+        home = homes.get(current_of(new, superseded))
+        if home is not None:
+            homes[old] = home  # an older version is quoted, whole, in a note where its successor lives
+    for d in docs:
+        if d.path not in homes and d.path not in reasons:
+            reasons[d.path] = "superseded by a document that has no home" if d.path in superseded else "no rule"
+    unplaced = sorted(reasons)
+    return Plan(pages, unplaced, superseded, homes, reasons)
+
+
+def topic_rules(configured: tuple[TopicRule, ...], pool: list[SourceDoc]) -> list[TopicRule]:
+    """The configured topic rules, then a default rule for every source that has none, grouping
+    it by its most informative categorical field, else by shared title words."""
+    rules = list(configured)
+    named = {r.source for r in configured}
+    for source in sorted({d.source for d in pool} - named):
+        rules.append(TopicRule(source, group_field([d for d in pool if d.source == source])))
+    return rules
+
+
+def has_content(doc: SourceDoc) -> bool:
+    """Whether a home could show anything of the document: text with letters, or a field."""
+    return bool(field_facts(doc) or prose_fields(doc)) or any(
+        re.search(r"[^\W\d_]", plain_inline(_IMAGE.sub("", s.text))) for s in doc.sections
+    )

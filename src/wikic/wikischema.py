@@ -90,6 +90,8 @@ class WikiSchema:
     min_overlap: float
     rules: str  # schema/librarian.md
     hash: str  # of everything above: a change recompiles every page
+    facts_show: tuple[str, ...] = ()  # only these frontmatter fields are shown as facts (all when empty)
+    facts_hide: tuple[str, ...] = ()  # frontmatter fields never shown as facts
 
 
 def _str_list(f: Fields, key: str) -> tuple[str, ...]:
@@ -219,6 +221,9 @@ def load_wiki_schema(root: Path) -> WikiSchema:
     if not 0 < min_overlap <= 1:
         raise ConfigError(f"{path}: verify.min_overlap must be in (0, 1], got {min_overlap}")
     ver.done()
+    ff = Fields(top.get("facts", dict, {}), f"{path}: facts")
+    facts_show, facts_hide = _str_list(ff, "show"), _str_list(ff, "hide")
+    ff.done()
     top.done()
 
     rules_path = root / "schema" / "librarian.md"
@@ -254,4 +259,6 @@ def load_wiki_schema(root: Path) -> WikiSchema:
         min_overlap,
         rules,
         digest,
+        facts_show,
+        facts_hide,
     )

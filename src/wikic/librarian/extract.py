@@ -12,35 +12,20 @@ from functools import cached_property
 
 from ..bm25 import tokens
 from ..draft import Block, Cell, Citation, Sentence
-from ..markdown import Section, code_lines, plain_inline, split_sentences, words
+from ..facts import facts as field_facts
+from ..facts import field_label, format_value, prose_fields, restated_field
+from ..markdown import (
+    Section,
+    code_lines,
+    heading,
+    is_table_start,
+    plain_inline,
+    readable,
+    split_sentences,
+    table_cells,
+    words,
+)
 from ..models import SourceDoc
-from ..transform import format_value, label
-
-UNITS = {
-    "l": "l",
-    "ml": "ml",
-    "w": "W",
-    "cm": "cm",
-    "mm": "mm",
-    "m": "m",
-    "kg": "kg",
-    "g": "g",
-    "usd": "USD",
-    "eur": "EUR",
-    "c": "°C",
-    "f": "°F",
-    "h": "h",
-    "pct": "%",
-}
-
-
-def field_label(name: str) -> str:
-    """'tank_capacity_l' → 'Tank capacity (l)'; other names as ``transform.label``."""
-    head, _, unit = name.rpartition("_")
-    if head and unit.lower() in UNITS:
-        return f"{label(head)} ({UNITS[unit.lower()]})"
-    return label(name)
-
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
@@ -129,6 +114,181 @@ def section_blocks(doc: SourceDoc, section: Section, limit: int, table_rows: int
     return blocks
 
 
+_ORDERED = re.compile(r"^\s*\d+[.)]\s+")
+_RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$")
+
+
+def _has_letters(text: str) -> bool:
+    return bool(re.search(r"[^\W\d_]", text))
+
+
+def section_content(doc: SourceDoc, section: Section) -> list[Block]:
+    """Everything a section says, in order and whole: every sentence of its paragraphs, every
+    list item (numbered lists stay numbered steps), every table row, and code blocks verbatim.
+
+    Only what carries no text is left out: images, HTML-only lines and rules. Sentences and list
+    items cite the section; so does every table cell but the row label.
+    """
+    cite = (Citation(doc.path, section.anchor),)
+    blocks: list[Block] = []
+    para: list[str] = []
+    items: list[list[str]] = []  # the open list's items, each a list of its lines
+    ordered = [False]
+    code: list[str] = []
+
+    def flush_para() -> None:
+        if para:
+            text = plain_inline(_IMAGE.sub("", " ".join(para)))
+            sentences = tuple(Sentence(s, cite) for s in split_sentences(text) if _has_letters(s))
+            if sentences:
+                blocks.append(Block("para", sentences=sentences))
+            para.clear()
+
+    def flush_list() -> None:
+        if items:
+            texts = [" ".join(plain_inline(_IMAGE.sub("", " ".join(i))).split()) for i in items]
+            sentences = tuple(Sentence(x, cite) for x in texts if _has_letters(x))
+            if sentences:
+                blocks.append(Block("steps" if ordered[0] else "bullets", sentences=sentences))
+            items.clear()
+
+    lines = readable(section.text).split("\n")
+    i = 0
+    marked = list(code_lines(lines))
+    while i < len(marked):
+        _, line, in_code = marked[i]
+        stripped = line.strip()
+        if in_code:
+            flush_para()
+            flush_list()
+            code.append(line)
+            if i + 1 == len(marked) or not marked[i + 1][2]:
+                body = "\n".join(code[1:-1] if len(code) > 1 and _FENCE_LINE.match(code[-1]) else code[1:])
+                if body.strip():
+                    blocks.append(Block("code", text=body))
+                code.clear()
+            i += 1
+            continue
+        if i + 1 < len(marked) and not marked[i + 1][2] and is_table_start(stripped, marked[i + 1][1]):
+            flush_para()
+            flush_list()
+            header = table_cells(stripped)
+            rows = []
+            i += 2
+            while i < len(marked) and "|" in marked[i][1] and not marked[i][2]:
+                rows.append(table_cells(marked[i][1]))
+                i += 1
+            width = len(header)
+            body_rows = tuple(
+                tuple(
+                    Cell(c) if n == 0 else Cell(c, cite) if _has_letters(c) or c.strip(" -—–") else Cell(c)
+                    for n, c in enumerate((row + [""] * width)[:width])
+                )
+                for row in rows
+                if any(row)
+            )
+            if body_rows:
+                blocks.append(Block("table", header=tuple(header), rows=body_rows))
+            continue
+        m = _LIST.match(line)
+        if m:
+            flush_para()
+            is_ordered = bool(_ORDERED.match(line))
+            if items and is_ordered != ordered[0] and not line.startswith((" ", "\t")):
+                flush_list()
+            if not items:
+                ordered[0] = is_ordered
+            items.append([m.group(1)])
+            i += 1
+            continue
+        if not stripped or _RULE.match(stripped):
+            flush_para()
+            nxt = next((x[1] for x in marked[i + 1 :] if x[1].strip()), "")
+            if items and not _LIST.match(nxt) and not nxt.startswith((" ", "\t")):
+                flush_list()
+            i += 1
+            continue
+        if items and (line.startswith((" ", "\t")) or para == []) and not _has_text_start(stripped):
+            items[-1].append(stripped)  # a list item's continuation line
+            i += 1
+            continue
+        flush_list()
+        text = stripped.lstrip(">").strip() if stripped.startswith(">") else stripped
+        if text and _has_letters(plain_inline(_IMAGE.sub("", text))):
+            para.append(text)
+        else:
+            flush_para()
+        i += 1
+    flush_para()
+    flush_list()
+    return blocks
+
+
+def heading_level(entry_level: int, section: Section) -> int:
+    """A source heading's level on the page: under the entry's heading, H1 and H2 alike one below
+    it, deeper headings keeping their depth, never past H6."""
+    return min(6, entry_level + max(1, section.level - 1))
+
+
+def is_title_section(doc: SourceDoc, section: Section) -> bool:
+    """The section under the document's own H1 title: its text is the entry's opening, unheaded."""
+    return not section.heading or (section.level == 1 and section.heading == doc.title)
+
+
+FOOTER_FACTS = 3  # up to this many facts close an entry; more open it, as an infobox
+
+
+def home_blocks(
+    doc: SourceDoc, entry_level: int = 2, show: tuple[str, ...] = (), hide: tuple[str, ...] = ()
+) -> list[Block]:
+    """A source rendered completely, for its home: its long text fields as prose, its other
+    fields as a cited fact list, then every section in source order (sub-headings kept one level
+    below the entry). List items that restate a frontmatter field (a details list rendered by
+    transform) are left to the fact list, so no fact is stated twice."""
+    first = next((s.anchor for s in doc.sections if s.anchor), "")
+    top = Citation(doc.path, first)
+    blocks: list[Block] = []
+    for _, text in prose_fields(doc, hide):
+        for para in re.split(r"\n\s*\n", text):
+            sentences = tuple(
+                Sentence(s, (top,)) for s in split_sentences(plain_inline(para)) if _has_letters(s)
+            )
+            if sentences:
+                blocks.append(Block("para", sentences=sentences))
+    listed = field_facts(doc, show, hide)
+    infobox = len(listed) > FOOTER_FACTS
+    cited = tuple(Sentence(f.text, (cite_field(doc, doc.meta[f.key]),)) for f in listed)
+    fact_list = Block("bullets" if infobox else "para", sentences=cited) if listed else None
+    if infobox:  # a record mostly made of fields (an encyclopedia entry) opens with them
+        blocks.append(fact_list)
+    for section in doc.sections:
+        body = [_without_restated(doc, b) for b in section_content(doc, section)]
+        body = [b for b in body if b is not None]
+        if not body:
+            continue
+        if not is_title_section(doc, section):
+            blocks.append(Block("heading", text=section.heading, level=heading_level(entry_level, section)))
+        blocks.extend(body)
+    if fact_list is not None and not infobox:  # a few labels (category, tags) close the entry
+        blocks.append(fact_list)
+    return blocks
+
+
+def _without_restated(doc: SourceDoc, block: Block) -> Block | None:
+    if block.kind not in ("bullets", "steps"):
+        return block
+    kept = tuple(s for s in block.sentences if restated_field(doc, s.text) is None)
+    return Block(block.kind, sentences=kept) if kept else None
+
+
+_FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})\s*$")
+
+
+def _has_text_start(line: str) -> bool:
+    """A line that starts a paragraph of its own after a list (not an item's continuation)."""
+    return line.startswith((">", "|", "<")) or bool(heading(line))
+
+
 def lead_section(doc: SourceDoc) -> Section | None:
     for s in doc.sections:
         if prose_units(s.text):
@@ -175,22 +335,22 @@ def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...])
 
 
 def superseded_notes(older: list[SourceDoc]) -> list[Block]:
-    """For each older version a note with its date, quoting what it said, citing it."""
+    """For each older version a note with its date, quoting everything it said, citing it."""
     notes = []
     for old in older:
-        section = lead_section(old)
-        if section is None:
+        sentences: list[Sentence] = []
+        for section in old.sections:
+            for b in section_content(old, section):
+                sentences += [s for s in b.sentences if restated_field(old, s.text) is None]
+        listed = field_facts(old)
+        if listed:  # what the older version was filed under, in one line
+            first = next((s.anchor for s in old.sections if s.anchor), "")
+            text = "; ".join(f.text for f in listed)
+            sentences.append(Sentence(text, (Citation(old.path, first),)))
+        if not sentences:
             continue
-        quoted = prose_units(section.text)[:2]
         when = old.meta.get("updated_at", "an unknown date")
-        lead = f"(earlier version, updated {when}):"
-        notes.append(
-            Block(
-                "note",
-                text=lead,
-                sentences=tuple(Sentence(text, (Citation(old.path, section.anchor),)) for _, text in quoted),
-            )
-        )
+        notes.append(Block("note", text=f"(earlier version, updated {when}):", sentences=tuple(sentences)))
     return notes
 
 
@@ -244,23 +404,18 @@ def keywords(
     return tuple(out[: n + len(extra) + min(len(names), 24)])
 
 
-def _cells(line: str) -> list[str]:
-    line = line.strip().strip("|")
-    return [plain_inline(c.strip()) for c in re.split(r"(?<!\\)\|", line)]
-
-
 def source_tables(doc: SourceDoc):
     """Yield (section, header cells, data rows) for every Markdown table in a document."""
     for section in doc.sections:
         lines = section.text.split("\n")
         i = 0
         while i < len(lines) - 1:
-            if lines[i].strip().startswith("|") and re.match(r"^\s*\|?\s*:?-{2,}", lines[i + 1]):
-                header = _cells(lines[i])
+            if is_table_start(lines[i], lines[i + 1]):
+                header = table_cells(lines[i])
                 rows = []
                 j = i + 2
-                while j < len(lines) and lines[j].strip().startswith("|"):
-                    rows.append(_cells(lines[j]))
+                while j < len(lines) and "|" in lines[j]:
+                    rows.append(table_cells(lines[j]))
                     j += 1
                 yield section, header, rows
                 i = j

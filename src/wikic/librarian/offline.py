@@ -17,16 +17,12 @@ from .extract import (
     device_facts,
     facts_comparison,
     facts_table,
+    home_blocks,
     keywords,
-    lead_section,
-    mention_blocks,
     mentions,
     section_blocks,
     superseded_notes,
 )
-
-SECTIONS_PER_SOURCE = 10
-UNITS_PER_SECTION = 2
 
 
 class OfflineLibrarian:
@@ -88,42 +84,24 @@ def older_versions(job: PageJob, doc: SourceDoc) -> list[SourceDoc]:
     return sorted(olds, key=lambda d: str(d.meta.get("updated_at", "")), reverse=True)
 
 
-def doc_blocks(
-    doc: SourceDoc,
-    level: int,
-    sections: int = SECTIONS_PER_SOURCE,
-    units: int = UNITS_PER_SECTION,
-    skip_title_heading: bool = True,
-) -> list[Block]:
-    blocks: list[Block] = []
-    used = 0
-    for section in doc.sections:
-        body = section_blocks(doc, section, units)
-        if not body:
-            continue
-        if section.heading and not (
-            skip_title_heading and section.level == 1 and section.heading == doc.title
-        ):
-            blocks.append(Block("heading", text=section.heading, level=min(6, level)))
-        blocks.extend(body)
-        used += 1
-        if used >= sections:
-            break
-    return blocks
+def fact_settings(job: PageJob) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(show, hide): the frontmatter fields a page shows as facts (``facts:`` in wiki.yaml)."""
+    cfg = job.spec.config.get("facts") or {}
+    return tuple(cfg.get("show") or ()), tuple(cfg.get("hide") or ())
 
 
 def _topic(job: PageJob) -> Draft:
+    """Each member source is at home here: rendered whole under its own heading, with its fact
+    list, and followed by what its older versions said."""
     blocks: list[Block] = []
     members = set(job.spec.config.get("members") or job.docs)
     docs = [d for d in current_docs(job) if d.path in members]
     if docs and all(dated_title(d) != d.title for d in docs):  # posts: newest first
         docs.sort(key=lambda d: dated_title(d)[-11:-1], reverse=True)
-    mentions = job.spec.config.get("mentions") or {}
+    show, hide = fact_settings(job)
     for doc in docs:
         blocks.append(Block("heading", text=dated_title(doc), level=2))
-        blocks.extend(doc_blocks(doc, level=3))
-        found = [(job.docs[p], job.docs[p].section(a), text) for p, a, text in mentions.get(doc.path, ())]
-        blocks.extend(mention_blocks(doc, [(d, s, t) for d, s, t in found if s is not None]))
+        blocks.extend(home_blocks(doc, 2, show, hide))
         blocks.extend(superseded_notes(older_versions(job, doc)))
     titles = [d.title for d in docs]
     summary = f"{job.spec.title}: {'; '.join(titles)}"
@@ -137,27 +115,22 @@ def _topic(job: PageJob) -> Draft:
 
 
 def _device(job: PageJob) -> Draft:
+    """The device's spec pages are at home here, whole, after a specifications table; other
+    sources are quoted where they name the device."""
     device = job.spec.config["device"]
     names = tuple(device.get("match") or ()) + (device["title"],)
-    refs = device.get("sources") or ()
-    spec_paths = [p for p, d in job.docs.items() if any(d.answers_to(r) for r in refs)]
+    spec_paths = [p for p in job.spec.config.get("spec_paths", ()) if p in job.docs]
+    facts = device_facts(device, list(job.docs.values()))
+    show, hide = fact_settings(job)
+    shown = hide + tuple(k for k, _, _ in facts)
     blocks: list[Block] = []
-    for path in spec_paths:
-        lead = lead_section(job.docs[path])
-        if lead is not None:
-            blocks.extend(section_blocks(job.docs[path], lead, 3))
-    table = facts_table(device_facts(device, list(job.docs.values())))
+    table = facts_table(facts)
     if table is not None:
         blocks += [Block("heading", text="Specifications", level=2), table]
     for path in spec_paths:
         doc = job.docs[path]
-        lead = lead_section(doc)
-        for section in doc.sections:
-            if section is lead or section.level < 2:
-                continue
-            body = section_blocks(doc, section, 3)
-            if body:
-                blocks += [Block("heading", text=section.heading, level=2), *body]
+        blocks.extend(home_blocks(doc, 1, show, shown))
+        blocks.extend(superseded_notes(older_versions(job, doc)))
     related = [d for d in current_docs(job) if d.path not in spec_paths]
     if related:
         blocks.append(Block("heading", text="In the knowledge base", level=2))
@@ -168,7 +141,6 @@ def _device(job: PageJob) -> Draft:
                 body.extend(section_blocks(doc, section, 3))
             if body:
                 blocks += [Block("heading", text=doc.title, level=3), *body]
-            blocks.extend(superseded_notes(older_versions(job, doc)))
     titles = [d.title for d in related]
     summary = f"{device['title']}: specifications, and what the sources say about it: " + "; ".join(titles)
     return Draft(

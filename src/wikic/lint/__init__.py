@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..coverage import of_pages
 from .citations import rule_citations
 from .contradictions import quantities, rule_contradictions
 from .coverage import rule_duplicates, rule_uncovered
@@ -49,6 +50,8 @@ def check(root: Path) -> CheckReport:
     report.statements = sum(len(p.statements) for p in kb.content_pages)
     for rule in RULE_FUNCTIONS:
         report.findings.extend(rule(kb))
+    if kb.plan is not None:
+        report.coverage = of_pages(kb.docs.values(), kb.content_pages, kb.plan.reasons)
     report.findings.sort(key=lambda f: (f.severity != ERROR, f.path, f.line or 0, f.rule, f.message))
     report.seconds = time.perf_counter() - started
     return report

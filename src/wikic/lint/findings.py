@@ -53,6 +53,7 @@ class CheckReport:
     sources: int = 0
     statements: int = 0
     seconds: float = 0.0
+    coverage: Any = None  # coverage.Coverage: how much of layer 1 reaches a page
 
     @property
     def errors(self) -> list[Finding]:
@@ -62,11 +63,14 @@ class CheckReport:
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == WARNING]
 
-    def as_json(self) -> dict[str, list[dict]]:
-        return {
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "errors": [f.as_dict() for f in self.errors],
             "warnings": [f.as_dict() for f in self.warnings],
         }
+        if self.coverage is not None:
+            out["coverage"] = self.coverage.as_dict()
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,4 +92,6 @@ def format_report(report: CheckReport) -> str:
     )
     if by_rule:
         summary += " (" + ", ".join(f"{r} {n}" for r, n in sorted(by_rule.items())) + ")"
+    if report.coverage is not None:
+        lines.append(f"coverage: {report.coverage.summary()}")
     return "\n".join([*lines, summary]) + "\n"

@@ -118,6 +118,7 @@ _CODE_SPAN = re.compile(r"`[^`]*`")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
 _NOTE_LEAD = "> " + SUPERSEDED_MARK
+_NOTE_LEAD_IN = re.compile(r"^\s*(?:\([^)]*\):?|[^:]{0,80}:)\s*")  # '(earlier version, updated …):'
 
 
 def _body_lines(page: WikiPage) -> Iterator[tuple[int, str]]:
@@ -202,8 +203,8 @@ def _statements(page: WikiPage) -> Iterator[Statement]:
         if see_also_level:
             continue
         if stripped.startswith(_NOTE_LEAD):
-            in_note = True  # the lead-in ("An earlier version, updated …, said:") needs no citation
-            continue
+            in_note = True  # the lead-in ("(earlier version, updated …):") needs no citation
+            stripped = "> " + _NOTE_LEAD_IN.sub("", stripped[len(_NOTE_LEAD) :], count=1)
         quoted = stripped.startswith(">")
         if quoted:
             stripped = stripped.lstrip(">").strip()
