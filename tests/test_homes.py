@@ -123,8 +123,8 @@ def test_fields_become_a_cited_fact_list_and_unknown_values_stay_out(tmp_path: P
     report = compile_wiki(root)
     assert report.unplaced == []
     page = _page_of(root, "layer1_sources/parts/gantry.md")
-    for fact in ("**Weight (kg):** 1.5", "**Height (cm):** 20", "**Colors:** black, silver"):
-        line = next(x for x in page.split("\n") if fact in x)
+    for fact in ("| Weight (kg) | 1.5 ", "| Height (cm) | 20 ", "| Colors | black, silver "):
+        line = next(x for x in page.split("\n") if x.startswith(fact))
         assert "(../../layer1_sources/parts/gantry.md" in line  # cited
     for hidden in ("Spread", "Notes", "Slug", "gantry.png"):
         assert hidden not in page.split("---", 2)[2]
@@ -139,7 +139,7 @@ def test_check_compares_a_published_fact_with_its_frontmatter(tmp_path: Path) ->
     compile_wiki(root)
     home = root / plan(load_layer1(root), load_wiki_schema(root)).homes["layer1_sources/parts/gantry.md"]
     # 20 occurs in the document, so only the comparison with the field itself catches this edit
-    home.write_text(home.read_text("utf-8").replace("**Length (cm):** 30", "**Length (cm):** 20"), "utf-8")
+    home.write_text(home.read_text("utf-8").replace("| Length (cm) | 30 ", "| Length (cm) | 20 "), "utf-8")
     errors = [f for f in check(root).errors if f.rule == "unsupported-citation"]
     assert len(errors) == 1 and "length_cm: '30'" in errors[0].message
 
@@ -151,7 +151,7 @@ def test_fact_fields_to_show_or_hide_are_configurable(tmp_path: Path) -> None:
     root = _kb(tmp_path, {"layer1_sources/parts/gantry.md": part}, wiki)
     compile_wiki(root)
     page = _page_of(root, "layer1_sources/parts/gantry.md")
-    assert "GX-7" not in page and "**Weight (kg):** 1.5" in page
+    assert "GX-7" not in page and "| Weight (kg) | 1.5 " in page
 
 
 def test_defaults_place_every_source_of_a_fresh_kb(tmp_path: Path) -> None:

@@ -120,15 +120,26 @@ class Coverage:
 
 
 def measure(
-    docs: Iterable[SourceDoc], cited_text: dict[str, list[str]], unplaced: dict[str, str]
+    docs: Iterable[SourceDoc],
+    cited_text: dict[str, list[str]],
+    unplaced: dict[str, str],
+    superseded_by: dict[str, str] | None = None,
 ) -> Coverage:
-    """Coverage of ``docs`` given, per layer-1 path, the text of every wiki statement citing it."""
+    """Coverage of ``docs`` given, per layer-1 path, the text of every wiki statement citing it.
+    An older version's sentence also counts as placed where a newer version states it."""
     report = Coverage(unplaced=dict(unplaced))
+    newer = superseded_by or {}
     for doc in docs:
         c = report.sources.setdefault(doc.source, SourceCoverage())
         c.documents += 1
         c.unplaced += doc.path in unplaced
-        text = " ".join(_norm(t) for t in cited_text.get(doc.path, ()))
+        lines = list(cited_text.get(doc.path, ()))
+        path, seen = doc.path, {doc.path}
+        while path in newer and newer[path] not in seen:
+            path = newer[path]
+            seen.add(path)
+            lines += cited_text.get(path, ())
+        text = " ".join(_norm(t) for t in lines)
         for sentence in dict.fromkeys(doc_sentences(doc)):
             c.sentences += 1
             if sentence in text:
@@ -153,7 +164,12 @@ def cited_texts(statements: Iterable[tuple[str, Iterable[str]]]) -> dict[str, li
     return out
 
 
-def of_pages(docs: Iterable[SourceDoc], pages: Iterable, unplaced: dict[str, str]) -> Coverage:
+def of_pages(
+    docs: Iterable[SourceDoc],
+    pages: Iterable,
+    unplaced: dict[str, str],
+    superseded_by: dict[str, str] | None = None,
+) -> Coverage:
     """Coverage from parsed wiki pages (``lint.pages.WikiPage``): their cited statements."""
     pairs = ((st.text, [c.path for c in st.cites]) for page in pages for st in page.statements)
-    return measure(docs, cited_texts(pairs), unplaced)
+    return measure(docs, cited_texts(pairs), unplaced, superseded_by)

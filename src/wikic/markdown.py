@@ -38,7 +38,7 @@ def escape_block_start(text: str) -> str:
     if not m:
         return text
     if m.group(1):
-        return f"{m.group(1)}\\{m.group(2)}{text[m.end():]}"
+        return f"{m.group(1)}\\{m.group(2)}{text[m.end() :]}"
     return "\\" + text
 
 

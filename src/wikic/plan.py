@@ -14,11 +14,32 @@ from dataclasses import dataclass, field
 
 from .bm25 import BM25, tokens
 from .facts import facts as field_facts
-from .facts import label, prose_fields
+from .facts import label, prose_fields, restated_field
 from .fsutil import canonical_json, sha256_tag
-from .librarian.extract import _IMAGE, MentionIndex, aliases, device_facts, mentions
-from .markdown import github_slug, plain_inline
+from .librarian.extract import (
+    _IMAGE,
+    MentionIndex,
+    aliases,
+    dated_title,
+    device_facts,
+    mentions,
+    naming_sentences,
+    self_contained,
+)
+from .links import (
+    COMMON_SHARE,
+    Names,
+    Target,
+    backlinks,
+    is_name,
+    key_of,
+    outline_anchors,
+    outline_of,
+    rank_see_also,
+)
+from .markdown import STOPWORDS, github_slug, plain_inline, readable
 from .models import SourceDoc
+from .timeline import Timeline, sentences_of, timeline
 from .wikischema import Comparison, Device, Guide, TopicRule, WikiSchema
 
 
@@ -43,6 +64,20 @@ class Plan:
     superseded_by: dict[str, str]  # layer-1 path → path of the document that replaces it
     homes: dict[str, str] = field(default_factory=dict)  # layer-1 path → the page showing all of it
     reasons: dict[str, str] = field(default_factory=dict)  # unplaced layer-1 path → why
+    anchors: dict[str, str] = field(default_factory=dict)  # path (or path#anchor) → anchor on its home
+    links: dict[str, dict] = field(default_factory=dict)  # page → {subject name key: links.Target}
+    see_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    backlinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # page path → title
+    timeline: Timeline = field(default_factory=Timeline)  # facts newer sources changed
+
+    def target(self, path: str, anchor: str = "") -> Target | None:
+        """Where a source (or one of its sections) is shown whole: its home, at its heading."""
+        home = self.homes.get(current_of(path, self.superseded_by))
+        if home is None:
+            return None
+        key = f"{path}#{anchor}" if anchor else path
+        return Target(home, self.anchors.get(key) or self.anchors.get(path, ""))
 
 
 def slugify(text: str) -> str:
@@ -261,7 +296,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     folders = {name: t.folder for name, t in schema.page_types.items()}
 
     def add(type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
-        spec = PageSpec(type_, slug, title, f"wiki/{folders[type_]}/{slug}.md", tuple(sources), config)
+        path = f"wiki/{folders[type_]}/{slug}.md" if folders[type_] else f"wiki/{slug}.md"
+        spec = PageSpec(type_, slug, title, path, tuple(sources), config)
         pages.append(spec)
         used.update(sources)
         return spec
@@ -274,6 +310,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 out.append(old)
         return out
 
+    by_path = {d.path: d for d in docs}
     facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
     homes: dict[str, str] = {}
     device_specs = []
@@ -281,7 +318,9 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
         found = device_sources(device, docs, superseded)
         if found:
             specs = [d.path for d in found if any(d.answers_to(r) for r in device.sources)]
-            specs = [p for p in specs if p not in homes]  # a spec page shared by two devices lives on the first
+            specs = [
+                p for p in specs if p not in homes
+            ]  # a spec page shared by two devices lives on the first
             spec = add(
                 "device",
                 device.id,
@@ -299,7 +338,6 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     for comp in schema.comparisons:
         if comp.of == "devices":
             # Rows are devices; the sources are those that state a compared fact about one.
-            by_path = {d.path: d for d in docs}
             wanted = set(comp.fields)
             srcs: list[str] = []
             for spec in device_specs:
@@ -347,6 +385,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
         if rule.mentions:
             index = MentionIndex([d for d in docs if d.source != rule.source and d.path not in superseded])
         for title, members in topic_groups(rule, pool):
+            if all(dated_title(d) != d.title for d in members):  # posts: newest first
+                members = sorted(members, key=lambda d: dated_title(d)[-11:-1], reverse=True)
             slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
             entry = topics.setdefault(slug, (title, [], [], {}))
             entry[1].extend(d.path for d in members)
@@ -356,9 +396,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 if found:
                     entry[3][d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
     for slug, (title, members, sources, quoted) in topics.items():
-        cited = [m[0] for ms in quoted.values() for m in ms]
         config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
-        spec = add("topic", slug, title, list(dict.fromkeys(with_older(members) + cited)), config)
+        spec = add("topic", slug, title, with_older(members), config)
         homes.update(dict.fromkeys(members, spec.path))
     for old, new in superseded.items():
         home = homes.get(current_of(new, superseded))
@@ -366,9 +405,251 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
             homes[old] = home  # an older version is quoted, whole, in a note where its successor lives
     for d in docs:
         if d.path not in homes and d.path not in reasons:
-            reasons[d.path] = "superseded by a document that has no home" if d.path in superseded else "no rule"
+            reasons[d.path] = (
+                "superseded by a document that has no home" if d.path in superseded else "no rule"
+            )
     unplaced = sorted(reasons)
-    return Plan(pages, unplaced, superseded, homes, reasons)
+    current = [d for d in docs if d.path not in superseded]
+    for slug, title, members in device_families(device_specs):
+        found = [defining_sentence(s.config["device"], [by_path[p] for p in s.sources]) for s in members]
+        config = {
+            "models": [
+                [s.path, s.title] + (list(f) if f else []) for s, f in zip(members, found, strict=True)
+            ]
+        }
+        add("hub", slug, title, sorted({f[0] for f in found if f}), config)
+    the_plan = Plan(pages, unplaced, superseded, homes, reasons)
+    said = {d.path: sentences_of(d) for d in current}
+    the_plan.timeline = timeline(docs, superseded, said)
+    chains = change_entries(the_plan.timeline)
+    if chains:
+        sources = sorted({s[0] for c in chains for s in c["statements"]})
+        add("changes", "changes", "What changed", sources, {"chains": chains})
+    terms = definitions(current, said)
+    subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms])
+    entries = glossary(terms, subjects)
+    if entries:
+        add("glossary", "glossary", "Glossary", sorted({e[1] for e in entries}), {"entries": entries})
+    link_pages(the_plan, docs, subjects)
+    return the_plan
+
+
+def section_keys(spec: PageSpec) -> list[str]:
+    """The sources a page quotes or points to, as 'path' or 'path#anchor' (the sections it uses)."""
+    keys = list(spec.sources)
+    keys += [f"{p}#{a}" for p, a in spec.config.get("sections", ())]
+    keys += [f"{e[1]}#{e[2]}" for e in spec.config.get("entries", ())]
+    keys += [f"{s[0]}#{s[1]}" for c in spec.config.get("chains", ()) for s in c["statements"]]
+    keys += [f"{d[2]}#{d[3]}" for d in spec.config.get("models", ()) if len(d) > 2]
+    return list(dict.fromkeys(keys))
+
+
+def device_families(devices: list[PageSpec]) -> list[tuple[str, str, list[PageSpec]]]:
+    """One overview per product line: devices sharing their first two title words ('FarmBot
+    Express', 'FarmBot Express XL'); devices in no such line share one 'Devices' overview."""
+    lines: dict[str, list[PageSpec]] = defaultdict(list)
+    for d in devices:
+        words = d.title.split()
+        lines[
+            " ".join(words[:2])
+            if len(words) > 2 or any(o is not d and o.title.split()[:2] == words[:2] for o in devices)
+            else ""
+        ].append(d)
+    out = []
+    loose = lines.pop("", [])
+    for name, members in sorted(lines.items()):
+        if len(members) < 2:
+            loose += members
+            continue
+        out.append((slugify(f"{name} models"), f"{name} models", members))
+    if loose:
+        out.append(("devices", "Devices", sorted(loose, key=lambda s: devices.index(s))))
+    return out
+
+
+_DEFINITION = re.compile(
+    r"^(?:The\s+|An?\s+)?(?P<term>[A-Z][\w'’-]*(?:\s+[\w'’.-]+){0,3}?)\s+(?:is|are)\s+"
+    r"(?P<what>(?:an?|the|one of the|our|[A-Z][\w'’-]*)\s.{10,})$"
+)
+GLOSSARY_MAX = 120
+
+
+def defining_sentence(device: dict, docs: list[SourceDoc]) -> tuple[str, str, str] | None:
+    """(path, anchor, sentence) of the first sentence, among ``docs``, that says what the device
+    is, else of the first sentence that names it."""
+    names = (device["title"], *device.get("match", ()))
+    for doc in docs:
+        for anchor, sentence in sentences_of(doc):
+            m = _DEFINITION.match(sentence)
+            if m and any(key_of(m.group("term")) == key_of(n) for n in names):
+                return doc.path, anchor, sentence
+    found = naming_sentences(names, docs)
+    if found:
+        return found[0].cites[0].path, found[0].cites[0].anchor, found[0].text
+    return None
+
+
+def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -> list[list[str]]:
+    """[term, path, anchor, definition] of every sentence that says what a named thing is
+    ('Chervil is a delicate French herb …' → 'Chervil', 'a delicate French herb …')."""
+    out = []
+    for doc in docs:
+        for anchor, sentence in said.get(doc.path, ()):
+            m = _DEFINITION.match(sentence)
+            if not m or not self_contained(sentence):
+                continue
+            term = m.group("term").strip()
+            if term.split()[0].lower() in STOPWORDS or not is_name(term):
+                continue
+            out.append([term, doc.path, anchor, m.group("what").rstrip(".") + "."])
+    return out
+
+
+def glossary(terms: list[list[str]], subjects: Subjects) -> list[list[str]]:
+    """The glossary: one definition per term that the wiki has a page or an entry for, or that at
+    least two sources use, preferring the document whose title names the term."""
+    found: dict[tuple[str, ...], list[str]] = {}
+    for term in sorted(terms, key=lambda e: e[1]):
+        key = key_of(term[0])
+        if key in subjects.names.targets or subjects.counts[key] >= 2:
+            found.setdefault(key, term)
+    return sorted(found.values(), key=lambda e: e[0].lower())[:GLOSSARY_MAX]
+
+
+def change_entries(tl: Timeline) -> list[dict]:
+    """One entry per changed fact for wiki/changes.md, newest first: the values in order and the
+    statements that give each (change statements and the older statements they outdate)."""
+    out = []
+    for chain in tl.chains():
+        statements: dict[tuple[str, str], list[str]] = {}
+        for c in reversed(chain):
+            s = c.statement
+            statements.setdefault((s.doc.path, s.text), [s.doc.path, s.anchor, s.text, s.date])
+        for outdated in tl.outdated.values():
+            for change, st in outdated.values():
+                if change in chain:
+                    statements.setdefault((st.doc.path, st.text), [st.doc.path, st.anchor, st.text, st.date])
+        values = [chain[0].old] + [c.new for c in chain]
+        ordered = sorted(statements.values(), key=lambda s: s[3], reverse=True)
+        out.append({"unit": chain[0].unit, "values": values, "statements": ordered})
+    return out
+
+
+@dataclass
+class Subjects:
+    """What the wiki has a page or an entry for, and which of those names each document uses."""
+
+    names: Names  # linkable subject names → where they live
+    in_doc: dict[str, set]  # layer-1 path → name keys (linkable or not) it uses
+    counts: Counter  # name key → documents using it
+
+
+def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = ()) -> Subjects:
+    """Anchor every source's entry on its home, and scan every current document once for the
+    names of devices and entries (and ``extra`` names, such as glossary terms)."""
+    by_path = {d.path: d for d in docs}
+    anchors: dict[str, str] = {}
+    entries: list[tuple[str, Target]] = []
+    devices: dict[tuple[str, ...], Target] = {}
+    for spec in the_plan.pages:
+        if spec.type == "topic":
+            members = [by_path[p] for p in spec.config["members"] if p in by_path]
+            outline = outline_of([(dated_title(d), d) for d in members])
+        elif spec.type == "device":
+            specs = [by_path[p] for p in spec.config["spec_paths"] if p in by_path]
+            outline = [("Specifications", "")] + [x for x in outline_of([("", d) for d in specs]) if x[0]]
+            device = spec.config["device"]
+            for name in [device["title"], *device.get("match", ())]:
+                if key_of(name):
+                    devices.setdefault(key_of(name), Target(spec.path))
+            anchors.update(dict.fromkeys((d.path for d in specs), ""))
+        else:
+            continue
+        found = outline_anchors(spec.title, outline)
+        for key, anchor in found.items():
+            anchors.setdefault(key, anchor)
+        if spec.type == "topic":
+            entries += [(d.title, Target(spec.path, found.get(d.path, ""))) for d in members]
+    the_plan.anchors = anchors
+    by_name: dict[tuple[str, ...], list[Target]] = defaultdict(list)
+    for title, target in entries:
+        if is_name(title):
+            by_name[key_of(title)].append(target)
+    probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")))
+    current = [d for d in docs if d.path not in the_plan.superseded_by]
+    in_doc = {d.path: probe.keys_in(d.title + "\n" + plain_inline(d.body)) for d in current}
+    counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
+    names = dict(devices)
+    common = max(2, COMMON_SHARE * len(current))  # a name most documents use says nothing as a link
+    for key, targets in sorted(by_name.items()):
+        if len(targets) == 1 and key not in names and counts[key] <= common:
+            names[key] = targets[0]
+    return Subjects(Names(names), in_doc, counts)
+
+
+def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
+    """The link graph of a plan: which subject names each page links, 'See also' and backlinks
+    (see ``links``)."""
+    by_path = {d.path: d for d in docs}
+    names = subjects.names
+    links: dict[str, dict] = {}
+    for spec in the_plan.pages:
+        found: set = set()
+        if spec.type == "topic":
+            for p in spec.config["members"]:
+                found |= subjects.in_doc.get(p, set())
+        elif spec.type == "device":
+            for p in spec.config["spec_paths"]:
+                found |= subjects.in_doc.get(p, set())
+        elif spec.type == "guide":
+            for p, a in spec.config["sections"]:
+                section = by_path[p].section(a) if p in by_path else None
+                if section is not None:
+                    found |= names.keys_in(plain_inline(section.text))
+        elif spec.type == "hub":
+            found |= {key_of(title) for _, title, *_ in spec.config["models"]}
+        elif spec.type == "comparison":
+            if spec.config["comparison"]["of"] == "devices":
+                found |= {key_of(d["title"]) for d in spec.config["devices"]}
+            else:
+                found |= {key_of(by_path[p].title) for p in spec.sources if p in by_path}
+        links[spec.path] = {
+            k: names.targets[k]
+            for k in sorted(found)
+            if k in names.targets and names.targets[k].path != spec.path
+        }
+    the_plan.links = links
+    outgoing = {p: {t.path for t in ls.values()} for p, ls in links.items()}
+    for spec in the_plan.pages:  # pages that point readers to where their sources are shown whole
+        if spec.type in ("device", "guide", "hub", "glossary", "changes"):
+            for key in section_keys(spec):
+                target = the_plan.target(*key.partition("#")[::2])
+                if target is not None:
+                    outgoing[spec.path].add(target.path)
+        if spec.type == "hub":
+            outgoing[spec.path] |= {path for path, *_ in spec.config["models"]}
+        for found_in in (spec.config.get("mentions") or {}).values():  # where others name its entries
+            outgoing[spec.path] |= {the_plan.homes[p] for p, _, _ in found_in if p in the_plan.homes}
+        outgoing[spec.path].discard(spec.path)
+    series = {
+        s.path: s.title.split(":", 1)[0].rstrip(" 0123456789") for s in the_plan.pages if s.type == "topic"
+    }
+    series = {p: s for p, s in series.items() if list(series.values()).count(s) > 1}
+    the_plan.see_also = rank_see_also(
+        [s.path for s in the_plan.pages],
+        {s.path: set(s.sources) for s in the_plan.pages},
+        {p: set(ls) for p, ls in links.items()},
+        outgoing,
+        series,
+    )
+    for spec in the_plan.pages:  # an overview already lists its models
+        if spec.type == "hub":
+            listed = {path for path, *_ in spec.config["models"]}
+            the_plan.see_also[spec.path] = tuple(p for p in the_plan.see_also[spec.path] if p not in listed)
+    for p, related in the_plan.see_also.items():
+        outgoing[p] = outgoing[p] | set(related)
+    the_plan.backlinks = backlinks(outgoing)
+    the_plan.titles = {s.path: s.title for s in the_plan.pages}
 
 
 def topic_rules(configured: tuple[TopicRule, ...], pool: list[SourceDoc]) -> list[TopicRule]:
@@ -382,7 +663,13 @@ def topic_rules(configured: tuple[TopicRule, ...], pool: list[SourceDoc]) -> lis
 
 
 def has_content(doc: SourceDoc) -> bool:
-    """Whether a home could show anything of the document: text with letters, or a field."""
-    return bool(field_facts(doc) or prose_fields(doc)) or any(
-        re.search(r"[^\W\d_]", plain_inline(_IMAGE.sub("", s.text))) for s in doc.sections
-    )
+    """Whether a home could show anything of the document: a field worth showing, or text with
+    letters beyond the list items that restate its fields (a details list of unknown values)."""
+    if field_facts(doc) or prose_fields(doc):
+        return True
+    for section in doc.sections:
+        for line in readable(section.text).split("\n"):
+            text = plain_inline(_IMAGE.sub("", line)).strip().lstrip("-*+> ").strip()
+            if re.search(r"[^\W\d_]", text) and restated_field(doc, text) is None:
+                return True
+    return False

@@ -12,8 +12,16 @@ from .config import Fields, load_yaml
 from .errors import ConfigError
 from .fsutil import canonical_json, sha256_tag
 
-PAGE_TYPES = ("topic", "device", "guide", "comparison")
-DEFAULT_FOLDERS = {"topic": "topics", "device": "devices", "guide": "guides", "comparison": "comparisons"}
+PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes")
+DEFAULT_FOLDERS = {
+    "topic": "topics",
+    "device": "devices",
+    "guide": "guides",
+    "comparison": "comparisons",
+    "hub": "hubs",
+    "glossary": "",  # wiki/glossary.md
+    "changes": "",  # wiki/changes.md
+}
 BACKENDS = ("offline", "anthropic", "openai")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
 

@@ -51,7 +51,7 @@ def check(root: Path) -> CheckReport:
     for rule in RULE_FUNCTIONS:
         report.findings.extend(rule(kb))
     if kb.plan is not None:
-        report.coverage = of_pages(kb.docs.values(), kb.content_pages, kb.plan.reasons)
+        report.coverage = of_pages(kb.docs.values(), kb.content_pages, kb.plan.reasons, kb.superseded_by)
     report.findings.sort(key=lambda f: (f.severity != ERROR, f.path, f.line or 0, f.rule, f.message))
     report.seconds = time.perf_counter() - started
     return report
