@@ -25,6 +25,10 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(
             f"{path}: file not found; run 'wikic init' or pass --root to the KB folder"
         ) from exc
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: Path) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

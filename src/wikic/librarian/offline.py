@@ -11,6 +11,7 @@ from collections.abc import Callable
 from ..draft import Block, Draft
 from ..models import SourceDoc
 from ..plan import current_of
+from ..versions import current_view, section_key, section_view, superseded_anchors
 from .base import Failure, PageJob, Usage
 from .extract import (
     comparison_table,
@@ -75,16 +76,20 @@ def dated_title(doc: SourceDoc) -> str:
 
 
 def current_docs(job: PageJob) -> list[SourceDoc]:
-    return [d for p, d in job.docs.items() if p not in job.superseded_by]
+    """The page's current documents, without the sections a newer document replaces."""
+    return [current_view(d, job.superseded_by) for p, d in job.docs.items() if p not in job.superseded_by]
 
 
 def older_versions(job: PageJob, doc: SourceDoc) -> list[SourceDoc]:
-    """Documents on this page that ``doc`` replaces, directly or through a chain, newest first."""
-    olds = [
-        d
-        for p, d in job.docs.items()
-        if p in job.superseded_by and current_of(p, job.superseded_by) == doc.path
-    ]
+    """Documents on this page that ``doc`` replaces, directly or through a chain, newest first;
+    a section it replaces comes as its document reduced to that section."""
+    olds = []
+    for p, d in job.docs.items():
+        if p in job.superseded_by and current_of(p, job.superseded_by) == doc.path:
+            olds.append(d)
+        for anchor in sorted(superseded_anchors(p, job.superseded_by)):
+            if current_of(section_key(p, anchor), job.superseded_by) == doc.path:
+                olds.append(section_view(d, anchor))
     return sorted(olds, key=lambda d: str(d.meta.get("updated_at", "")), reverse=True)
 
 
@@ -141,16 +146,17 @@ def _device(job: PageJob) -> Draft:
     names = tuple(device.get("match") or ()) + (device["title"],)
     refs = device.get("sources") or ()
     spec_paths = [p for p, d in job.docs.items() if any(d.answers_to(r) for r in refs)]
+    specs = {p: current_view(job.docs[p], job.superseded_by) for p in spec_paths}
     blocks: list[Block] = []
     for path in spec_paths:
-        lead = lead_section(job.docs[path])
+        lead = lead_section(specs[path])
         if lead is not None:
-            blocks.extend(section_blocks(job.docs[path], lead, 3))
-    table = facts_table(device_facts(device, list(job.docs.values())))
+            blocks.extend(section_blocks(specs[path], lead, 3))
+    table = facts_table(device_facts(device, current_docs(job)))
     if table is not None:
         blocks += [Block("heading", text="Specifications", level=2), table]
     for path in spec_paths:
-        doc = job.docs[path]
+        doc = specs[path]
         lead = lead_section(doc)
         for section in doc.sections:
             if section is lead or section.level < 2:
