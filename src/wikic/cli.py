@@ -102,15 +102,45 @@ def user_file(path: Path) -> Path:
 
 
 @app.command()
-def init(path: Annotated[Path, typer.Argument(help="Folder to create the knowledge base in.")]) -> None:
-    """Scaffold a KB: commented schema files, empty layer folders and a Makefile."""
-    from .scaffold import init_kb
+def init(
+    path: Annotated[Path, typer.Argument(help="Folder to create the knowledge base in.")],
+    origins: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--from",
+            help="An API's first page (http(s):// or file: URL, or a JSON page file) or a folder of "
+            ".md/.json files; repeat for several sources. sources.yaml is written from a sample.",
+        ),
+    ] = None,
+    names: Annotated[
+        list[str] | None, typer.Option("--name", help="Source name for the --from in the same position.")
+    ] = None,
+    headers: Annotated[
+        list[str] | None,
+        typer.Option("--header", help="'Name: value' sent to the APIs; secrets become ${ENV} placeholders."),
+    ] = None,
+) -> None:
+    """Scaffold a KB: commented schema files, empty layer folders and a Makefile (--from: sources inferred)."""
+    if not origins:
+        from .scaffold import init_kb
 
-    created = run(init_kb, path)
-    out.print(
-        f"Created a knowledge base in {path} ({len(created)} files). Next: edit schema/sources.yaml, then"
-    )
-    out.print(f"  cd {path} && wikic fetch && wikic transform && wikic compile")
+        created = run(init_kb, path)
+        out.print(
+            f"Created a knowledge base in {path} ({len(created)} files). Next: edit schema/sources.yaml, then"
+        )
+        out.print(f"  cd {path} && wikic fetch && wikic transform && wikic plan --write && wikic compile")
+        return
+    from .onboard import onboard
+
+    report = run(onboard, path, origins, names, headers, progress=lambda m: err.print(m, markup=False))
+    for s in report.sources:
+        out.print(f"{s.name}: {s.kind} source, {s.records} records sampled", markup=False)
+    out.print(f"Wrote {path}/schema/sources.yaml ({len(report.created)} files in all).", markup=False)
+    for todo in report.todos:
+        err.print(f"[yellow]TODO[/yellow] {todo}", soft_wrap=True)
+    for var, what in report.env.items():
+        out.print(f"  export {var}=...   # {what}", markup=False)
+    out.print(f"Next: cd {path} && wikic fetch && wikic transform && wikic plan --write && wikic compile")
 
 
 @app.command()

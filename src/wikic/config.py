@@ -258,9 +258,10 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
     return cfg
 
 
-def load_sources(root: Path) -> SourcesConfig:
+def load_sources(root: Path, text: str | None = None) -> SourcesConfig:
+    """Load ``schema/sources.yaml``, or validate ``text`` as if it were that file."""
     path = root / "schema" / "sources.yaml"
-    data = load_yaml(path)
+    data = load_yaml(path) if text is None else parse_yaml(text, path)
     top = Fields(data, str(path))
     sources = top.get("sources", dict, {})
     top.done()
