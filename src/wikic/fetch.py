@@ -162,11 +162,11 @@ class HttpGetter:
         return _URL_ENV.sub(lambda m: quote(self.secrets.get(m.group(1), m.group(0)), safe=""), url)
 
     def redact(self, url: str) -> str:
-        """The URL to keep (in layer 0, reports, errors): secret values back to placeholders."""
+        """The URL to keep (in layer 0, reports, errors): secret values back to ``${VAR}``."""
         for var, value in self.secrets.items():
             if value:
                 url = url.replace(quote(value, safe=""), "${" + var + "}").replace(value, "${" + var + "}")
-        return url
+        return _URL_ENV.sub(lambda m: "${" + m.group(1) + "}", url)
 
     def get(self, url: str, validators: dict[str, str] | None = None) -> tuple[int, bytes, httpx.Headers]:
         url = self.expand(url)
@@ -443,7 +443,7 @@ def fetch_http(
                 continue
             seen.add(rid)
             ids.append(rid)
-            result = store.put(Record(cfg.name, rid, item, page.url), fetched_at)
+            result = store.put(Record(cfg.name, rid, item, getter.redact(page.url)), fetched_at)
             setattr(report, result.status, getattr(report, result.status) + 1)
         # Only a page whose every record is stored may be skipped by a 304 next time.
         if page.validators and page_complete:

@@ -536,11 +536,6 @@ def _cursor(
             seen = f"'{path}' holds a cursor ({_describe(value)}), sent back as ?{param}=; {_followed(pages)}"
             draft.add("pagination", {"style": "cursor", "field": path, "param": param}, seen)
             return pages
-        if probe is not None and probe.records and dotted(probe.doc, path) == value:
-            raise ConfigError(
-                f"--from {prober.getter.redact(first.url)}: the API's pagination loops: cursor "
-                f"{_describe(value)} sent as ?{param}= returns the first page and the same cursor again"
-            )
     return None
 
 
@@ -695,7 +690,7 @@ def inspect_folder(folder: Path, name: str, kb: Path) -> SourceDraft:
     unreadable = []
     for p in files:
         try:
-            records.append(read_file_record(p))
+            records.append(json.loads(json.dumps(read_file_record(p), default=str)))  # dates → text
         except (ValueError, UnicodeDecodeError, yaml.YAMLError):
             unreadable.append(p.relative_to(folder).as_posix())
     if unreadable:
