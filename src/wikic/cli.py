@@ -241,6 +241,52 @@ def trace(
         out.print(format_trace(report), markup=False, soft_wrap=True, end="")
 
 
+@app.command("plan")
+def plan_cmd(
+    kinds: Annotated[
+        list[str] | None,
+        typer.Argument(help="Kinds to propose: topics devices comparisons guides versions (default: all)."),
+    ] = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Write the proposed kinds into schema/wiki.yaml.")
+    ] = False,
+    librarian: Annotated[
+        str | None,
+        typer.Option("--librarian", help="offline | anthropic | openai: an LLM refines names and queries."),
+    ] = None,
+) -> None:
+    """Propose schema/wiki.yaml from layer 1 and print it as a diff; --write writes what you accept."""
+    from .propose import plan_schema
+
+    model = _plan_model(librarian)
+    report = run(plan_schema, state.root, tuple(kinds or ()), write=write, model=model)
+    out.print(
+        report.diff or "schema/wiki.yaml already matches the proposal", markup=False, soft_wrap=True, end=""
+    )
+    for note in report.notes:
+        err.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+    for todo in report.proposal.todos:
+        err.print(f"[yellow]TODO[/yellow] {todo}", soft_wrap=True)
+    counts = ", ".join(f"{len(v)} {k}" for k, v in report.proposal.items.items())
+    done = "written to schema/wiki.yaml" if report.written else "not written (add --write to accept it)"
+    by = f", names refined by {report.refined}" if report.refined and not report.notes else ""
+    out.print(f"\nproposal: {counts}{by}; {done}", markup=False)
+
+
+def _plan_model(backend: str | None):
+    """The model that refines a plan: the --librarian given, else the schema's, when its key is set."""
+    import os
+
+    from .compile import make_librarian
+    from .wikischema import load_wiki_schema
+
+    if backend in (None, "offline") and not (state.root / "schema" / "wiki.yaml").exists():
+        return None
+    schema = run(load_wiki_schema, state.root)
+    lib = run(make_librarian, schema, backend, dict(os.environ))
+    return getattr(lib, "model_api", None)
+
+
 def _report_errors(errors: list[str]) -> None:
     for e in errors:
         err.print(f"[red]error:[/red] {e}", soft_wrap=True)
