@@ -294,7 +294,7 @@ def _first(value: Any) -> str:
 
 def _reference_entries(docs: list[SourceDoc]) -> bool:
     """Whether a source reads like an encyclopedia: ten or more entries with short names and numeric
-    fields (crops, plants, parts), rather than articles or questions."""
+    fields (species, parts, materials), rather than articles or questions."""
     if len(docs) < 10:
         return False
     numbers = sorted(sum(1 for k, v in d.meta.items() if _numeric(v) and not _bookkeeping(k)) for d in docs)
@@ -317,8 +317,8 @@ def _mentioned_share(corpus: Corpus, source: str) -> float:
 
 @dataclass
 class Entity:
-    name: str  # normalised, e.g. "Express XL"
-    forms: set[str] = field(default_factory=set)  # as written, e.g. "Express (XL)"
+    name: str  # normalised, e.g. "Rover XL"
+    forms: set[str] = field(default_factory=set)  # as written, e.g. "Rover (XL)"
     spec_docs: set[str] = field(default_factory=set)  # documents with a row of measured values
     tables: set[tuple[str, int]] = field(default_factory=set)  # (document, table number) it is a row of
     spec_source: str = ""  # "source:id" of its spec page, for spec-page devices
@@ -327,8 +327,8 @@ class Entity:
 
 
 def _row_names(cell: str) -> list[tuple[str, str]]:
-    """(normalised name, written form) of each name in a table's first cell: 'Genesis v1.2+<br>
-    Genesis XL v1.2+' names Genesis and Genesis XL; 'Express (XL)' is written form of Express XL."""
+    """(normalised name, written form) of each name in a table's first cell: 'Rover v1.2+<br>Rover
+    XL v1.2+' names Rover and Rover XL; 'Rover (XL)' is a written form of Rover XL."""
     out = []
     for part in re.split(r"<br\s*/?>|\s+and\s+|\s*/\s*", cell, flags=re.IGNORECASE):
         written = " ".join(
@@ -424,7 +424,7 @@ def spec_page_entities(corpus: Corpus) -> list[Entity]:
 
 
 def _brand(corpus: Corpus, names: list[str]) -> str:
-    """A word written before most of the names ('FarmBot' in 'FarmBot Express'), or ''."""
+    """A word written before most of the names ('Acme' in 'Acme Rover'), or ''."""
     before: Counter = Counter()
     total = 0
     for name in names:
@@ -451,7 +451,7 @@ def propose_devices(corpus: Corpus) -> tuple[list[Item], list[dict]]:
     for e in entities:
         title = f"{brand} {e.name}" if brand and not e.spec_source else e.name
         match = sorted({e.name, *e.forms}, key=lambda f: (f != e.name, f))
-        # A near-name that contains this one names another device: "Express" must not match "Express XL".
+        # A near-name that contains this one names another device: "Rover" must not match "Rover XL".
         longer = [o for o in entities if o is not e and _contains(o.name, e.name)]
         exclude = sorted({f for o in longer for f in {o.name, *o.forms}})
         data: dict[str, Any] = {"id": slugify(title), "title": title}
@@ -682,7 +682,7 @@ def _subjects(matched: dict[str, list[str]], df: Counter, n_docs: int) -> list[t
 
 def _phrase(word: str, heads: list[str]) -> str:
     """The word as the headings write it, with a capitalised neighbour when they usually have one
-    ('os' → 'FarmBot OS')."""
+    ('os' → 'Acme OS')."""
     forms: Counter = Counter()
     for h in heads:
         raw = re.findall(r"[^\W_][\w'-]*", plain_inline(h))
