@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from apiserver import ApiServer
+from conftest import REPO
 from farmbot_kb import available, load
 from typer.testing import CliRunner
 
@@ -263,3 +264,26 @@ def test_init_refuses_an_existing_kb_and_mismatched_names(tmp_path: Path, api: A
     assert result.exit_code == 2 and "two sources would be named 'x'" in result.output
     result = runner.invoke(app, ["init", str(tmp_path / "new"), "--from", url, "--name", "Bad Name"])
     assert result.exit_code == 2 and "--name 'Bad Name'" in result.output
+
+
+def test_the_example_export_is_onboarded_like_the_hand_written_sources(tmp_path: Path) -> None:
+    """``make demo-onboard`` in a test: init --from on examples/api, then fetch, plan and compile, in
+    a KB inside a hidden folder as the demo's .wikic/demo-onboard is."""
+    root = tmp_path / ".wikic" / "demo"
+    pages = [str(REPO / "examples" / "api" / s / "page-1.json") for s in ("faq", "plants", "blog")]
+    result = runner.invoke(app, ["init", str(root), *(a for p in pages for a in ("--from", p))])
+    assert result.exit_code == 0, result.output
+    _, sources = sources_yaml(root)
+    hand = yaml.safe_load((REPO / "schema" / "sources.yaml").read_text("utf-8"))["sources"]
+    for name, cfg in hand.items():
+        inferred = {k: sources[name][k] for k in cfg if k != "url"}
+        assert inferred == {k: v for k, v in cfg.items() if k != "url"}, name
+    assert fetch_all(root) == {"faq": 47, "plants": 53, "blog": 16}
+    planned = runner.invoke(app, ["--root", str(root), "plan"])
+    assert planned.exit_code == 0, planned.output
+    assert "+  # 'category' splits the 43 records into 7 groups" in planned.output
+    assert "+    group_by: category" in planned.output
+    assert runner.invoke(app, ["--root", str(root), "plan", "--write"]).exit_code == 0
+    assert runner.invoke(app, ["--root", str(root), "compile"]).exit_code == 0
+    found = runner.invoke(app, ["--root", str(root), "search", "vacation mode", "--json"])
+    assert found.exit_code == 0 and '"path": "wiki/' in found.output  # wiki pages are indexed too
