@@ -735,10 +735,27 @@ def propose(docs: list[SourceDoc]) -> Proposal:
             "topics": topics,
             "devices": devices,
             "comparisons": comparisons,
-            "guides": propose_guides(corpus),
+            "guides": _distinct_titles(propose_guides(corpus), corpus, topics),
             "versions": propose_versions(docs, superseded),
         }
     )
+
+
+def _distinct_titles(guides: list[Item], corpus: Corpus, topics: list[Item]) -> list[Item]:
+    """A guide titled like a topic group ('Troubleshooting' next to a 'troubleshooting' category)
+    becomes '… guide', so two pages never share a title."""
+    groups = {
+        label(_first(d.meta.get(t.data["group_by"]))).lower()
+        for t in topics
+        if t.data.get("group_by")
+        for d in corpus.by_source[t.data["source"]]
+    }
+    for g in guides:
+        if g.data["title"].lower() in groups:
+            g.data["title"] += " guide"
+            g.data["id"] = slugify(g.data["title"])
+            g.seen += "; 'guide' added to the title, which a topic group has"
+    return guides
 
 
 def _common_first_word(titles: list[str]) -> str:
