@@ -57,8 +57,9 @@ def test_supersedes_names_an_id_a_file_or_another_source_and_optionally_a_sectio
         ("a.md#gamma", "layer1_sources/pol/a.md has no section 'gamma'"),
         ("e.md", "a document cannot supersede itself"),
     ]
-    chained, _ = resolve_supersedes(docs, [VersionChain("faq", ("q1", "pol:ignored"))])
+    chained, problems = resolve_supersedes(docs, [VersionChain("faq", ("q1", "gone"))])
     assert chained == superseded  # a chain naming one document links nothing
+    assert ("schema/wiki.yaml", "faq:gone") in [(p.path, p.value) for p in problems]
 
 
 def test_version_suffixes_and_dates_order_a_chain() -> None:
@@ -294,3 +295,23 @@ def test_citing_a_superseded_section_outside_a_note_is_an_error(handbook: Path, 
         "security-handbook.md#passwords, superseded by layer1_sources/policies/password-standard.md"
         in found[0].message
     )
+
+
+def test_a_supersedes_that_names_nothing_is_reported_by_check(handbook: Path, tmp_path: Path) -> None:
+    import shutil
+
+    kb = shutil.copytree(handbook, tmp_path / "kb")
+    note = kb / "layer1_sources" / "notes" / "memo.md"
+    note.parent.mkdir()
+    note.write_text(
+        md({"title": "Memo", "supersedes": ["policies:returns.md#refunds", "old-memo.md"]}, "Text.\n"),
+        "utf-8",
+    )
+    found = {str(f) for f in check(kb).findings if f.rule == "unresolved-supersedes"}
+    assert found == {
+        "layer1_sources/notes/memo.md: warning [unresolved-supersedes] supersedes 'policies:returns.md#refunds': "
+        "layer1_sources/policies/returns.md has no section 'refunds'; name a record id or file name of the same "
+        "source (or source:name), optionally with #section",
+        "layer1_sources/notes/memo.md: warning [unresolved-supersedes] supersedes 'old-memo.md': no document "
+        "of that name; name a record id or file name of the same source (or source:name), optionally with #section",
+    }

@@ -81,7 +81,15 @@ def resolve_supersedes(
     out: dict[str, str] = {}
     problems: list[Unresolved] = []
     for chain in chains:
-        found = [d for d in (refs.get(chain.source, n) for n in chain.chain) if d is not None]
+        found = []
+        for name in chain.chain:
+            d = refs.get(chain.source, name)
+            if d is None:
+                problems.append(
+                    Unresolved("schema/wiki.yaml", f"{chain.source}:{name}", "no document of that name")
+                )
+            else:
+                found.append(d)
         for old, new in zip(found, found[1:]):
             if old.path != new.path:
                 out[old.path] = new.path
