@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 import httpx
 import yaml
@@ -143,15 +143,12 @@ def redact_url(url: str, source: str) -> tuple[str, dict[str, str], dict[str, st
         if SECRET.search(k) and v:
             var = env_name(source, k)
             values[var], about[var] = v, f"the URL's '{k}' parameter"
-            v = "${" + var + "}"
-        query.append(f"{k}={v}" if v.startswith("${") else f"{k}={_q(v)}")
+            query.append(f"{k}=${{{var}}}")
+        else:
+            query.append(f"{quote(k, safe='')}={quote(v, safe='/:,')}")
+    if not values:
+        return url, {}, {}  # nothing secret: the URL as given
     return urlunsplit(parts._replace(netloc=netloc, query="&".join(query))), values, about
-
-
-def _q(value: str) -> str:
-    from urllib.parse import quote
-
-    return quote(value, safe="/:,")
 
 
 def redact_headers(headers: dict[str, str], source: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -379,8 +376,7 @@ class Prober:
         except SourceError as exc:
             raise ConfigError(f"--from {self.getter.redact(url)}: {exc}") from None
         kind = headers.get("content-type", "")
-        head = body.lstrip()[:200].lower()
-        if "html" in kind or head.startswith((b"<!doctype", b"<html", b"<")):
+        if "html" in kind or body.lstrip().startswith(b"<"):
             raise ConfigError(
                 f"--from {self.getter.redact(url)}: the server returned HTML ({kind or 'a web page'}), "
                 "not JSON; pass the API endpoint that returns the records as JSON"
