@@ -12,7 +12,7 @@ import yaml
 from apiserver import ApiServer
 from conftest import REPO, Tree
 from fakellm import Brain, FakeAnthropic, FakeOpenAI
-from farmbot_kb import FIXTURE, available, load
+from farmbot_kb import FIXTURE, available, serve
 from typer.testing import CliRunner
 
 from wikic.cli import app
@@ -40,23 +40,15 @@ def by_id(items: list[dict]) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The FarmBot API onboarded with init --from, fetched, planned with --write and compiled."""
+    """The FarmBot API onboarded with init --from, fetched, transformed and planned with --write."""
     if not available():
         pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
     root = tmp_path_factory.mktemp("plan") / "farm"
     api = ApiServer()
     try:
-        articles = api.add("articles", load("articles"), page_size=50, items="articles")
-        crops = api.add(
-            "crops",
-            load("crops"),
-            style="cursor",
-            page_size=40,
-            items="result.crops",
-            cursor_field="meta.next",
-        )
+        urls = serve(api)  # articles by next link (with ETags), crops by cursor
         for args in (
-            ["init", str(root), "--from", articles, "--from", crops],
+            ["init", str(root), "--from", urls["articles"], "--from", urls["crops"]],
             ["--root", str(root), "fetch"],
             ["--root", str(root), "transform"],
             ["--root", str(root), "plan", "--write"],
