@@ -61,90 +61,58 @@ UNIT = re.compile(
 RANGE = re.compile(r"^\s*-?\d+(?:[.,]\d+)?(?:\s*[-–]\s*\d+(?:[.,]\d+)?)?\s*[a-zA-Z%°]{0,3}\s*$")
 VERSION_TOKEN = re.compile(r"\bv?\d+(?:\.\d+)+\+?|\bv\d+\+?", re.IGNORECASE)
 
-# Words that mark how-to material in titles and headings (phrases are matched on word sequences).
+
+@dataclass(frozen=True)
+class Intent:
+    """A kind of how-to material, known by words in titles and headings."""
+
+    key: str
+    title: str
+    purpose: str
+    words: frozenset[str]
+    phrases: tuple[tuple[str, ...], ...] = ()
+
+    def hits(self, text: str) -> list[str]:
+        ws = words(text)
+        found = [w for w in ws if w in self.words]
+        for phrase in self.phrases:
+            n = len(phrase)
+            found += [" ".join(phrase) for i in range(len(ws) - n + 1) if tuple(ws[i : i + n]) == phrase]
+        return found
+
+
 INTENTS = (
-    (
+    Intent(
         "setup",
         "Getting started",
         "Installing, setting up and connecting",
-        {
-            "install",
-            "installing",
-            "installation",
-            "setup",
-            "configure",
-            "configuring",
-            "configuration",
-            "connect",
-            "connecting",
-            "assemble",
-            "assembling",
-            "assembly",
-            "pair",
-            "pairing",
-            "unbox",
-            "unboxing",
-            "flash",
-            "flashing",
-            "onboarding",
-        },
+        frozenset(
+            """install installing installation setup configure configuring configuration connect connecting
+            assemble assembling assembly pair pairing unbox unboxing flash flashing onboarding""".split()
+        ),
         (("set", "up"), ("setting", "up"), ("getting", "started"), ("first", "steps"), ("first", "week")),
     ),
-    (
+    Intent(
         "troubleshooting",
         "Troubleshooting",
         "Diagnosing and fixing problems",
-        {
-            "troubleshoot",
-            "troubleshooting",
-            "problem",
-            "problems",
-            "issue",
-            "issues",
-            "fix",
-            "fixing",
-            "error",
-            "errors",
-            "fail",
-            "fails",
-            "failed",
-            "failure",
-            "broken",
-            "offline",
-            "reset",
-            "diagnose",
-            "diagnosing",
-            "diagnosis",
-        },
+        frozenset(
+            """troubleshoot troubleshooting problem problems issue issues fix fixing error errors fail fails
+            failed failure broken offline reset diagnose diagnosing diagnosis""".split()
+        ),
         (("not", "working"), ("won't",), ("doesn't",), ("can't",)),
     ),
-    (
+    Intent(
         "maintenance",
         "Maintenance and care",
         "Cleaning, servicing and replacing parts",
-        {
-            "maintain",
-            "maintaining",
-            "maintenance",
-            "clean",
-            "cleaning",
-            "care",
-            "replace",
-            "replacing",
-            "replacement",
-            "lubricate",
-            "lubricating",
-            "inspect",
-            "inspection",
-            "upkeep",
-            "descale",
-            "service",
-            "servicing",
-        },
-        (),
+        frozenset(
+            """maintain maintaining maintenance clean cleaning care replace replacing replacement lubricate
+            lubricating inspect inspection upkeep descale service servicing""".split()
+        ),
     ),
 )
-CUES = set().union(*(i[3] for i in INTENTS)) | {w for i in INTENTS for p in i[4] for w in p}
+CUES = set().union(*(i.words for i in INTENTS)) | {w for i in INTENTS for p in i.phrases for w in p}
 # Words that structure headings rather than name a subject.
 HEADING_WORDS = set(
     """step steps part parts overview introduction intro summary note notes guide guides section chapter
@@ -165,7 +133,6 @@ class Item:
 @dataclass
 class Proposal:
     items: dict[str, list[Item]]
-    notes: list[str] = field(default_factory=list)  # one line each for the block headers
 
     @property
     def todos(self) -> list[str]:
@@ -201,11 +168,17 @@ def _bookkeeping(name: str) -> bool:
     return name in BOOKKEEPING or name.startswith(("record_", "layer0")) or name.endswith(("_id", "_url"))
 
 
+def _naming(name: str, lowered: list[str]) -> int:
+    """How many of the (lower-cased) texts name ``name`` as whole words."""
+    low = name.lower()
+    pattern = re.compile(r"(?<!\w)" + re.escape(low) + r"(?!\w)")
+    return sum(1 for text in lowered if low in text and pattern.search(text))
+
+
 class Corpus:
     """The current layer-1 documents and the text statistics every heuristic reads."""
 
     def __init__(self, docs: list[SourceDoc], superseded: dict[str, str]):
-        self.superseded = superseded
         self.docs = [current_view(d, superseded) for d in docs if d.path not in superseded]
         self.by_source: dict[str, list[SourceDoc]] = defaultdict(list)
         for d in self.docs:
@@ -215,13 +188,7 @@ class Corpus:
 
     def named_in(self, name: str, skip_source: str = "") -> int:
         """How many documents (outside ``skip_source``) name ``name`` as whole words, any case."""
-        pattern = re.compile(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)")
-        low = name.lower()
-        return sum(
-            1
-            for d, text in zip(self.docs, self.lower)
-            if d.source != skip_source and low in text and pattern.search(text)
-        )
+        return _naming(name, [t for d, t in zip(self.docs, self.lower) if d.source != skip_source])
 
     @cached_property
     def prose(self) -> list[str]:
@@ -233,8 +200,7 @@ class Corpus:
 
     def in_prose(self, name: str) -> int:
         """How many documents name ``name`` in their title or sentences (not only in a table)."""
-        pattern = re.compile(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)")
-        return sum(1 for text in self.prose if name.lower() in text and pattern.search(text))
+        return _naming(name, self.prose)
 
     def proper(self, name: str) -> tuple[int, float]:
         """(documents naming it, share of its occurrences written exactly so): a product name is
@@ -595,35 +561,26 @@ def record_comparisons(corpus: Corpus, topics: list[Item], device_only: set[str]
 # -- guides ----------------------------------------------------------------------------------------
 
 
-def _cue_hits(text: str, intent: tuple) -> list[str]:
-    ws = words(text)
-    hits = [w for w in ws if w in intent[3]]
-    for phrase in intent[4]:
-        n = len(phrase)
-        hits += [" ".join(phrase) for i in range(len(ws) - n + 1) if tuple(ws[i : i + n]) == phrase]
-    return hits
-
-
 def propose_guides(corpus: Corpus) -> list[Item]:
     """For each intent with material in three or more documents: a guide over all of it, and one
-    per subject (a word three or more of those titles and headings share)."""
+    per subject (a word four or more of those documents' titles and headings share)."""
     df = Counter(t for text in corpus.texts for t in set(tokens(text)))
     n_docs = max(1, len(corpus.docs))
     items: list[Item] = []
     taken: set[str] = set()
     for intent in INTENTS:
-        key, title, purpose = intent[0], intent[1], intent[2]
+        key, title, purpose = intent.key, intent.title, intent.purpose
         matched: dict[str, list[str]] = {}  # document path → matching titles/headings
         sources: set[str] = set()
         cues: Counter = Counter()
         for d in corpus.docs:
             heads = [d.title] + [s.heading for s in d.sections if s.heading and s.heading != d.title]
-            hit = [h for h in heads if _cue_hits(h, intent)]
+            hit = [h for h in heads if intent.hits(h)]
             if hit:
                 matched[d.path] = hit
                 sources.add(d.source)
                 for h in hit:
-                    cues.update(_cue_hits(h, intent))
+                    cues.update(intent.hits(h))
         if len(matched) < 3:
             continue
         pool = [d for d in corpus.docs if d.source in sources]
