@@ -198,10 +198,11 @@ def bad_inputs(static: StaticServer, api: ApiServer, tmp_path: Path) -> dict[str
         "loop": (loop, "pagination loops"),
         "empty folder": (str(tmp_path / "empty"), "no .md or .json files"),
         "missing": (static.url + "/nothing", "HTTP 404"),
+        "no credentials": (api.add("private", records(3), require={"X-Key": "k"}), "pass them with --header"),
     }
 
 
-@pytest.mark.parametrize("case", ["html", "no records", "loop", "empty folder", "missing"])
+@pytest.mark.parametrize("case", ["html", "no records", "loop", "empty folder", "missing", "no credentials"])
 def test_bad_inputs_exit_2_with_a_clear_error_and_write_nothing(
     tmp_path: Path, static: StaticServer, api: ApiServer, case: str
 ) -> None:

@@ -374,7 +374,10 @@ class Prober:
         try:
             status, body, headers = self.getter.get(url)
         except SourceError as exc:
-            raise ConfigError(f"--from {self.getter.redact(url)}: {exc}") from None
+            hint = ""
+            if re.search(r"HTTP 40[13]\b", str(exc)):
+                hint = "; the API wants credentials: pass them with --header 'Authorization: Bearer …'"
+            raise ConfigError(f"--from {self.getter.redact(url)}: {exc}{hint}") from None
         kind = headers.get("content-type", "")
         if "html" in kind or body.lstrip().startswith(b"<"):
             raise ConfigError(
