@@ -356,7 +356,9 @@ def table_entities(corpus: Corpus) -> list[Entity]:
         if len(e.spec_docs) >= 2 and proper(e, 3) and corpus.in_prose(e.name) >= 3
     }
     for e in seeds.values():
-        e.evidence = f"a row of measured values in {len(e.spec_docs)} documents' tables, named in {e.named}"
+        e.evidence = (
+            f"a row of measured values in {len(e.spec_docs)} documents' tables, named in {e.named} documents"
+        )
     peers: dict[str, Entity] = {}
     for seed in sorted(seeds.values(), key=lambda e: e.name):
         for table in sorted(seed.tables):
@@ -480,8 +482,12 @@ _META_KEYS = {"hand_maintained", "device", "updated_at"}
 
 def _fields_text(fields: list[str]) -> str:
     """'tank_capacity_l, pod_count' → 'tank capacity (l), pod count'; table labels stay as written."""
-    shown = [field_label(f).lower() if "_" in f or f.islower() else f for f in fields[:5]]
+    shown = [_lower_first(field_label(f)) if "_" in f or f.islower() else f for f in fields[:5]]
     return ", ".join(shown) + (" and more" if len(fields) > 5 else "")
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 def _sentence(text: str) -> str:

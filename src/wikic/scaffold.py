@@ -76,6 +76,9 @@ def replace_block(text: str, key: str, block: str) -> str:
     if not block.endswith("\n"):
         block += "\n"
     if any(k == key for k, _ in blocks):
-        return "".join(block if k == key else b for k, b in blocks)
+        # the blank lines that ended the old block still separate it from the next one
+        return "".join(
+            block + "\n" * (len(b) - len(b.rstrip("\n")) - 1) if k == key else b for k, b in blocks
+        )
     joined = "".join(b for _, b in blocks)
     return joined + ("" if joined.endswith("\n") or not joined else "\n") + block
