@@ -365,8 +365,7 @@ class Fetched:
 class Prober:
     """Reads pages of one API for inspection: JSON only, with clear errors for anything else."""
 
-    def __init__(self, name: str, getter: HttpGetter, items: str | None = None):
-        self.name = name
+    def __init__(self, getter: HttpGetter, items: str | None = None):
         self.getter = getter
         self.items = items
 
@@ -401,7 +400,8 @@ class Prober:
             return None
 
 
-def _ids(records: list[dict]) -> list[str]:
+def _signature(records: list[dict]) -> list[str]:
+    """What two pages are compared by: their records, canonically."""
     return [json.dumps(r, sort_keys=True, default=str) for r in records]
 
 
@@ -438,7 +438,7 @@ def follow(prober: Prober, first: Fetched, next_of: NextOf) -> list[Fetched]:
     """Follow up to ``FOLLOW`` next pages; a page that comes back, or repeats earlier records, is a loop."""
     pages: list[Fetched] = []
     seen_urls = {prober.getter.redact(first.url)}
-    seen_records = [_ids(first.records)]
+    seen_records = [_signature(first.records)]
     page = first
     while len(pages) < FOLLOW:
         target = next_of(page, len(pages) + 1)
@@ -448,20 +448,22 @@ def follow(prober: Prober, first: Fetched, next_of: NextOf) -> list[Fetched]:
         page = prober.get(target)
         if not page.records:
             break
-        if shown in seen_urls or _ids(page.records) in seen_records:
+        if shown in seen_urls or _signature(page.records) in seen_records:
             raise ConfigError(
                 f"--from {prober.getter.redact(first.url)}: the API's pagination loops: {shown} returns "
                 f"records already read; fix the API's paging, or write sources.yaml by hand"
             )
         seen_urls.add(shown)
-        seen_records.append(_ids(page.records))
+        seen_records.append(_signature(page.records))
         pages.append(page)
     return pages
 
 
 def moved(first: Fetched, probe: Fetched | None) -> bool:
     """Whether a probed next page holds records other than the first page's."""
-    return probe is not None and bool(probe.records) and _ids(probe.records) != _ids(first.records)
+    return (
+        probe is not None and bool(probe.records) and _signature(probe.records) != _signature(first.records)
+    )
 
 
 def detect_pagination(prober: Prober, first: Fetched, draft: SourceDraft) -> list[Fetched]:
@@ -618,7 +620,7 @@ def inspect_http(
     draft.env = {**about, **header_about}
     cfg = SourceConfig(name=name, kind="http", url=url, retries=1, timeout=20.0)
     getter = HttpGetter(cfg, client, cwd, headers, lambda s: None, secrets)
-    first = Prober(name, getter).get(url)
+    first = Prober(getter).get(url)
     lists = record_lists(first.doc)
     if not lists:
         keys = ", ".join(map(str, first.doc)) if isinstance(first.doc, dict) else type(first.doc).__name__
@@ -628,7 +630,7 @@ def inspect_http(
         )
     lists.sort(key=lambda pl: (-len(pl[1]), pl[0].count("."), pl[0]))
     items, records = lists[0]
-    prober = Prober(name, getter, items)
+    prober = Prober(getter, items)
     first = Fetched(first.url, first.doc, first.headers, [r for r in records if isinstance(r, dict)])
     draft.add("kind", "http")
     shown = template
