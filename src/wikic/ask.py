@@ -48,6 +48,7 @@ from .search import (
     query_terms,
     wiki_entries,
 )
+from .versions import is_superseded, schema_chains
 
 REFUSAL = "I cannot confirm from the knowledge base."
 REFUSE_BELOW = 0.3  # evidence below this → refuse (calibrated on a dev split; see eval)
@@ -163,7 +164,8 @@ class Lookup:
         self.docs: dict[str, SourceDoc] = {d.path: d for d in load_layer1(root)}
         self.index = index if index is not None else open_index(root, refresh)[0]
         self.n_sources = max(1, self.index.count("source"))
-        self.superseded = supersession(list(self.docs.values()))  # old version → its replacement
+        # old version (a document, or one section as path#anchor) → its replacement
+        self.superseded = supersession(list(self.docs.values()), schema_chains(root))
 
     def close(self) -> None:
         self.index.close()
@@ -344,7 +346,7 @@ class Lookup:
 
     def current(self, refs: Sequence[str]) -> list[str]:
         """``refs`` without the sections of superseded versions: an answer states what holds now."""
-        return [r for r in refs if split_ref(r)[0] not in self.superseded]
+        return [r for r in refs if not is_superseded(*split_ref(r), self.superseded)]
 
     def candidate_sentences(self, found: Retrieval, top: int = 4) -> list[AnswerSentence]:
         """Sentences of the best sections: as the wiki page states them (with its citations) when

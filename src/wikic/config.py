@@ -25,6 +25,10 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(
             f"{path}: file not found; run 'wikic init' or pass --root to the KB folder"
         ) from exc
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: Path) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -258,9 +262,10 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
     return cfg
 
 
-def load_sources(root: Path) -> SourcesConfig:
+def load_sources(root: Path, text: str | None = None) -> SourcesConfig:
+    """Load ``schema/sources.yaml``, or validate ``text`` as if it were that file."""
     path = root / "schema" / "sources.yaml"
-    data = load_yaml(path)
+    data = load_yaml(path) if text is None else parse_yaml(text, path)
     top = Fields(data, str(path))
     sources = top.get("sources", dict, {})
     top.done()

@@ -12,6 +12,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from . import versions
 from .bm25 import BM25, tokens
 from .facts import facts as field_facts
 from .facts import label, prose_fields, restated_field
@@ -92,21 +93,10 @@ def current_of(path: str, superseded_by: dict[str, str]) -> str:
     return path
 
 
-def supersession(docs: list[SourceDoc]) -> dict[str, str]:
-    """Map each superseded document to the one that names it in ``supersedes``."""
-    by_ref: dict[tuple[str, str], SourceDoc] = {}
-    for d in docs:
-        by_ref[(d.source, d.id)] = d
-        by_ref[(d.source, d.key)] = d
-    out: dict[str, str] = {}
-    for d in docs:
-        olds = d.meta.get("supersedes")
-        for old in olds if isinstance(olds, list) else [olds] if olds else []:
-            src, _, rid = str(old).rpartition(":")
-            target = by_ref.get((src or d.source, rid))
-            if target is not None and target.path != d.path:
-                out[target.path] = d.path
-    return out
+def supersession(docs: list[SourceDoc], chains: tuple = ()) -> dict[str, str]:
+    """Map each superseded document (or ``path#anchor`` section) to the document that replaces it:
+    ``supersedes`` in frontmatter and the schema's ``versions`` chains (see ``versions.py``)."""
+    return versions.supersession(docs, chains)
 
 
 def resolve_ref(ref: str, docs: list[SourceDoc]) -> SourceDoc | None:
@@ -157,7 +147,7 @@ def guide_sections(guide: Guide, docs: list[SourceDoc], superseded: dict[str, st
         for d in docs
         if (not guide.sources or d.source in guide.sources) and d.path not in superseded
         for s in d.sections
-        if s.text.strip()
+        if s.text.strip() and not versions.is_superseded(d.path, s.anchor, superseded)
     ]
     if not pool:
         return []
@@ -290,7 +280,7 @@ def _group_titles(values: list[str], configured: dict[str, str], unnamed: str = 
 
 
 def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
-    superseded = supersession(docs)
+    superseded = supersession(docs, schema.versions)
     pages: list[PageSpec] = []
     used: set[str] = set()
     folders = {name: t.folder for name, t in schema.page_types.items()}
@@ -306,6 +296,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
         """Append the older versions each document supersedes, so the page can note them."""
         out = list(paths)
         for old, new in sorted(superseded.items()):
+            old = old.partition("#")[0]  # a superseded section: its document
             if current_of(new, superseded) in paths and old not in out:
                 out.append(old)
         return out
@@ -341,7 +332,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
             wanted = set(comp.fields)
             srcs: list[str] = []
             for spec in device_specs:
-                facts = device_facts(spec.config["device"], [by_path[p] for p in spec.sources])
+                current = [versions.current_view(by_path[p], superseded) for p in spec.sources]
+                facts = device_facts(spec.config["device"], [d for d in current if d.path not in superseded])
                 srcs += [c.path for k, _, c in facts if k in wanted and c.path not in srcs]
             if srcs:
                 add(
@@ -383,7 +375,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     for rule in topic_rules(schema.topics, pool):
         index = None
         if rule.mentions:
-            index = MentionIndex([d for d in docs if d.source != rule.source and d.path not in superseded])
+            current = [d for d in docs if d.source != rule.source and d.path not in superseded]
+            index = MentionIndex([versions.current_view(d, superseded) for d in current])
         for title, members in topic_groups(rule, pool):
             if all(dated_title(d) != d.title for d in members):  # posts: newest first
                 members = sorted(members, key=lambda d: dated_title(d)[-11:-1], reverse=True)

@@ -330,7 +330,7 @@ def kb_files(root: Path) -> dict[str, str]:
     if wiki.is_dir():
         for p in sorted(wiki.rglob("*.md")):
             rel = p.relative_to(root).as_posix()
-            if any(part.startswith(".") for part in p.parts) or rel == "wiki/log.md":
+            if any(part.startswith(".") for part in p.relative_to(wiki).parts) or rel == "wiki/log.md":
                 continue
             out[rel] = "index" if is_index_file(rel) else "page"
     return out

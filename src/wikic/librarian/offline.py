@@ -12,6 +12,7 @@ from dataclasses import replace
 from ..draft import Block, Citation, Draft, Sentence
 from ..models import SourceDoc
 from ..plan import current_of
+from ..versions import current_view, section_key, section_view, superseded_anchors
 from .base import Failure, PageJob, Usage
 from .extract import (
     comparison_table,
@@ -71,16 +72,20 @@ DERIVED_TYPES = ("hub", "glossary", "changes")  # pages made from the plan, the 
 
 
 def current_docs(job: PageJob) -> list[SourceDoc]:
-    return [d for p, d in job.docs.items() if p not in job.superseded_by]
+    """The page's current documents, without the sections a newer document replaces."""
+    return [current_view(d, job.superseded_by) for p, d in job.docs.items() if p not in job.superseded_by]
 
 
 def older_versions(job: PageJob, doc: SourceDoc) -> list[SourceDoc]:
-    """Documents on this page that ``doc`` replaces, directly or through a chain, newest first."""
-    olds = [
-        d
-        for p, d in job.docs.items()
-        if p in job.superseded_by and current_of(p, job.superseded_by) == doc.path
-    ]
+    """Documents on this page that ``doc`` replaces, directly or through a chain, newest first;
+    a section it replaces comes as its document reduced to that section."""
+    olds = []
+    for p, d in job.docs.items():
+        if p in job.superseded_by and current_of(p, job.superseded_by) == doc.path:
+            olds.append(d)
+        for anchor in sorted(superseded_anchors(p, job.superseded_by)):
+            if current_of(section_key(p, anchor), job.superseded_by) == doc.path:
+                olds.append(section_view(d, anchor))
     return sorted(olds, key=lambda d: str(d.meta.get("updated_at", "")), reverse=True)
 
 
@@ -129,7 +134,7 @@ def _topic(job: PageJob) -> Draft:
     list, and followed by what its older versions said."""
     blocks: list[Block] = []
     members = job.spec.config.get("members") or list(job.docs)
-    docs = [job.docs[p] for p in members if p in job.docs and p not in job.superseded_by]
+    docs = [current_view(job.docs[p], job.superseded_by) for p in members if p in job.docs and p not in job.superseded_by]
     show, hide = fact_settings(job)
     for doc in docs:
         blocks.append(Block("heading", text=dated_title(doc), level=2))
@@ -144,12 +149,12 @@ def _device(job: PageJob) -> Draft:
     device = job.spec.config["device"]
     names = tuple(device.get("match") or ()) + (device["title"],)
     spec_paths = [p for p in job.spec.config.get("spec_paths", ()) if p in job.docs]
-    facts = device_facts(device, list(job.docs.values()))
+    facts = device_facts(device, current_docs(job))
     show, hide = fact_settings(job)
     shown = hide + tuple(k for k, _, _ in facts)
     body: list[Block] = []
     for path in spec_paths:
-        doc = job.docs[path]
+        doc = current_view(job.docs[path], job.superseded_by)
         body.extend(home_blocks(doc, 1, show, shown))
         body.extend(superseded_notes(older_versions(job, doc), doc))
     lead, body = take_lead(body, job.spec.title, job.vocabulary)

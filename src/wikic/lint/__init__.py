@@ -11,7 +11,8 @@ One module per rule family:
 - ``citations``: uncited-sentence, unsupported-citation, superseded-citation;
 - ``integrity``: stale-page, layer0-tampered, hand-edited-generated;
 - ``coverage``: uncovered-source, duplicate-page;
-- ``contradictions``: contradiction (fields and sentences).
+- ``contradictions``: contradiction (fields and sentences);
+- ``versions``: unresolved-supersedes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .integrity import rule_hand_edited, rule_layer0, rule_stale
 from .kb import KB, gather
 from .links import rule_links, rule_reachability
 from .pages import Statement, WikiPage, read_page, wiki_pages
+from .versions import rule_versions
 
 RULE_FUNCTIONS = (
     rule_links,
@@ -39,6 +41,7 @@ RULE_FUNCTIONS = (
     rule_contradictions,
     rule_layer0,
     rule_hand_edited,
+    rule_versions,
 )
 
 

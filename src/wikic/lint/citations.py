@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from ..draft import SUPERSEDED_MARK
 from ..facts import fact_for_label, is_bookkeeping
 from ..plan import current_of
+from ..versions import is_superseded, section_key
 from .findings import Finding, finding, short
 from .kb import KB
 from .pages import Statement
@@ -33,14 +34,14 @@ def rule_citations(kb: KB) -> Iterator[Finding]:
             if any(kb.verifier.resolve(c) for c in st.cites):
                 continue  # reported as broken-link
             for c in st.cites:
-                newer = kb.superseded_by.get(c.path)
-                if newer and not st.in_note:
-                    current = current_of(c.path, kb.superseded_by)
+                if is_superseded(c.path, c.anchor, kb.superseded_by) and not st.in_note:
+                    old = c.path if c.path in kb.superseded_by else section_key(c.path, c.anchor)
+                    current = current_of(old, kb.superseded_by)
                     yield finding(
                         "superseded-citation",
                         page.path,
                         st.line,
-                        f"cites {c.path}, superseded by {current}; cite the current version "
+                        f"cites {old}, superseded by {current}; cite the current version "
                         f"(older ones belong in a '> {SUPERSEDED_MARK}' note)",
                     )
             result = kb.verifier.check(st.text, st.cites)

@@ -21,6 +21,7 @@ RULES: dict[str, tuple[str, str]] = {
     "duplicate-page": (WARNING, "two pages on one subject"),
     "contradiction": (ERROR, "sources state different values for one fact, unresolved by supersession"),
     "superseded-citation": (ERROR, "a citation of an older version outside a Superseded note"),
+    "unresolved-supersedes": (WARNING, "a supersedes value or versions chain entry that names nothing"),
     "layer0-tampered": (ERROR, "a layer-0 snapshot whose hash does not match"),
     "hand-edited-generated": (ERROR, "a generated layer-1 file edited by hand"),
 }

@@ -220,8 +220,8 @@ def _statements(page: WikiPage) -> Iterator[Statement]:
         if not stripped:
             in_note = prev_table = False
             continue
-        if see_also_level:
-            continue
+        if see_also_level and _is_nav(stripped):
+            continue  # a 'See also' or 'Linked from' entry; anything else there is a statement
         if stripped.startswith(_NOTE_LEAD):
             in_note = True  # the lead-in ("(earlier version, updated …):") needs no citation
             stripped = "> " + note_statement(stripped[len(_NOTE_LEAD) :])
