@@ -133,8 +133,17 @@ def navigation(plan: Plan, spec: PageSpec) -> Navigation:
                 now = quantity(change.new, change.unit)
                 title = plan.titles.get(target.path, target.path)
                 outdated.append((sentence, said.date, now, target.href, title))
+    disputes = []
+    paths = {key.partition("#")[0] for key in section_keys(spec)}
+    for d in plan.disputes:
+        for this, other, choice in ((d.a, d.b, d.choice_b), (d.b, d.a, d.choice_a)):
+            target = plan.target(other.doc.path, other.anchor)
+            if this.doc.path in paths and target is not None and target.path != spec.path:
+                title = plan.titles.get(target.path, target.path)
+                disputes.append((this.text, target.href, f"{choice} in {title}"))
     return Navigation(
         outdated=tuple(dict.fromkeys(outdated)),
+        disputes=tuple(dict.fromkeys(disputes)),
         names=tuple((tuple(k), h) for k, h in names),
         homes=tuple((k, h, t) for k, (h, t) in homes.items()),
         see_also=tuple((p, plan.titles[p]) for p in plan.see_also.get(spec.path, ())),
@@ -265,6 +274,23 @@ def mark_outdated(blocks: list[Block], nav: Navigation) -> list[Block]:
     return out
 
 
+def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
+    """After a statement another source disagrees with, a line linking to what that source says,
+    for review: both sides stay cited where they are, neither is blended into the other."""
+    differ: dict[str, list[tuple[str, str]]] = {}
+    for sentence, href, label in nav.disputes:
+        differ.setdefault(" ".join(sentence.split()), []).append((href, label))
+    if not differ:
+        return blocks
+    out: list[Block] = []
+    for b in blocks:
+        out.append(b)
+        found = [x for s in b.sentences for x in differ.get(" ".join(s.text.split()), ())]
+        if found and b.kind in ("para", "bullets", "steps"):
+            out.append(Block("links", text="Sources differ", links=tuple(dict.fromkeys(found))))
+    return out
+
+
 def merge_repeats(blocks: list[Block]) -> list[Block]:
     """No sentence twice on a page: when two sources on it say the same thing, the later copy is
     dropped and its citations join the first (so both sources still reach the page)."""
@@ -341,7 +367,7 @@ def finish_draft(
         :50
     ]
     blocks = drop_failures(check) if check.failures else prune(check.blocks)
-    blocks = merge_repeats(mark_outdated(blocks, job.nav))
+    blocks = mark_disputes(merge_repeats(mark_outdated(blocks, job.nav)), job.nav)
     facts, cites = count_facts(blocks)
     if facts == 0:
         return None
@@ -430,6 +456,7 @@ def compile_wiki(
         the_plan = make_plan(docs_list, schema)
         report.unplaced = the_plan.unplaced
         report.reasons = the_plan.reasons
+        report.notes += the_plan.notes
         navs = {spec.path: navigation(the_plan, spec) for spec in the_plan.pages}
         existing = managed_pages(root)
         jobs: list[tuple[PageSpec, str, PageJob]] = []

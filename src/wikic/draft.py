@@ -111,6 +111,8 @@ class Navigation:
     homes: tuple[tuple[str, str, str], ...] = ()  # (layer-1 path[#anchor], href, title) of its sources
     # statements a newer source changed: (sentence, when it was stated, what holds now, href, title)
     outdated: tuple[tuple[str, str, str, str, str], ...] = ()
+    # statements another source disagrees with: (sentence, href, what the other source names there)
+    disputes: tuple[tuple[str, str, str], ...] = ()
 
     def home(self, path: str, anchor: str = "") -> tuple[str, str] | None:
         """(href, title) of where a source (or one of its sections) is shown whole."""

@@ -8,6 +8,7 @@ that links per-type sub-indexes under ``wiki/index/``.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -16,6 +17,7 @@ from pathlib import Path
 from .config import Fields, load_yaml
 from .errors import ConfigError
 from .fsutil import atomic_write, write_if_changed
+from .librarian.extract import denied
 
 TYPE_ORDER = ("hub", "device", "comparison", "guide", "topic", "glossary", "changes")
 TYPE_HEADINGS = {
@@ -98,52 +100,88 @@ HEADER = (
 )
 
 
+SUMMARY_CHARS = 160
+KEYWORDS = 8
+_CLEAN_KEYWORD = re.compile(r"^[a-z][a-z0-9.+-]*(?: [a-z0-9][a-z0-9.+-]*){0,3}$")
+
+
+def clean_entry(e: Entry) -> Entry:
+    """An index line within its limits whatever wrote it: a one-sentence summary of at most 160
+    characters, and at most 8 keywords of letters and digits (no punctuation fragments, nothing
+    on the deny list)."""
+    summary = " ".join(e.summary.split())
+    if len(summary) > SUMMARY_CHARS:
+        cut = summary[: SUMMARY_CHARS - 1]
+        summary = cut[: cut.rfind(" ")].rstrip(" ,;:") + "…" if " " in cut else cut + "…"
+    kws = []
+    for k in e.keywords:
+        k = " ".join(str(k).lower().split())
+        if _CLEAN_KEYWORD.match(k) and not denied(k) and k not in kws:
+            kws.append(k)
+    return Entry(e.path, e.type, e.title, summary, tuple(kws[:KEYWORDS]))
+
+
+def _section(t: str, items: list[Entry], from_dir: str) -> str:
+    return f"\n## {TYPE_HEADINGS.get(t, t.title())}\n\n" + "\n".join(_line(e, from_dir) for e in items) + "\n"
+
+
 def render_index(entries: list[Entry], budget: int) -> dict[str, str]:
-    """{wiki-relative path: text} for index.md and, past the budget, its sub-indexes."""
-    entries = _ordered(entries)
+    """{wiki-relative path: text} for index.md and, past the budget, its sub-indexes.
+
+    Past the budget, the largest groups move to sub-indexes under ``wiki/index/`` (split into
+    parts that each fit the budget) until index.md fits: the small groups (overviews, devices,
+    guides) stay on the first page an agent reads."""
+    entries = _ordered([clean_entry(e) for e in entries])
     by_type: dict[str, list[Entry]] = {}
     for e in entries:
         by_type.setdefault(e.type, []).append(e)
-    flat = [HEADER]
-    for t, items in by_type.items():
-        flat.append(
-            f"\n## {TYPE_HEADINGS.get(t, t.title())}\n\n" + "\n".join(_line(e, "wiki") for e in items) + "\n"
-        )
-    text = "".join(flat)
+    text = HEADER + "".join(_section(t, items, "wiki") for t, items in by_type.items())
     if estimate_tokens(text) <= budget:
         return {"wiki/index.md": text}
     files: dict[str, str] = {}
-    top = [
-        HEADER,
-        "\nThe index is split by page type to stay within its token budget; open the part you need.\n\n",
-    ]
-    for t, items in by_type.items():
-        heading = TYPE_HEADINGS.get(t, t.title())
-        chunks: list[list[Entry]] = [[]]
-        for e in items:
-            candidate = chunks[-1] + [e]
-            body = "\n".join(_line(x, "wiki/index") for x in candidate)
-            if chunks[-1] and estimate_tokens(body) > budget - 200:
-                chunks.append([e])
-            else:
-                chunks[-1] = candidate
-        for n, chunk in enumerate(chunks, 1):
-            name = f"{t}s" + (f"-{n}" if len(chunks) > 1 else "")
-            path = f"wiki/index/{name}.md"
-            first, last = chunk[0].title, chunk[-1].title
-            files[path] = (
-                f"# {heading}" + (f" (part {n} of {len(chunks)})" if len(chunks) > 1 else "") + "\n\n"
-                "[Back to the index](../index.md)\n\n"
-                + "\n".join(_line(e, "wiki/index") for e in chunk)
-                + "\n"
-            )
-            span = f"{first} … {last}" if len(chunk) > 1 else first
-            top.append(
-                f"- [{heading}" + (f" {n}" if len(chunks) > 1 else "") + f"](index/{name}.md) — "
-                f"{len(chunk)} pages: {span}\n"
-            )
-    files["wiki/index.md"] = "".join(top)
+    split: dict[str, list[str]] = {}  # type → lines linking its sub-index parts
+    for t in sorted(by_type, key=lambda t: -estimate_tokens(_section(t, by_type[t], "wiki"))):
+        top = (
+            HEADER
+            + SPLIT_NOTE
+            + "".join("".join(split[x]) if x in split else _section(x, by_type[x], "wiki") for x in by_type)
+        )
+        if estimate_tokens(top) <= budget:
+            break
+        split[t] = _sub_indexes(t, by_type[t], budget, files)
+    files["wiki/index.md"] = (
+        HEADER
+        + SPLIT_NOTE
+        + "".join("".join(split[x]) if x in split else _section(x, by_type[x], "wiki") for x in by_type)
+    )
     return files
+
+
+SPLIT_NOTE = "\nSome groups are listed on pages of their own to keep this page within its token budget.\n"
+
+
+def _sub_indexes(t: str, items: list[Entry], budget: int, files: dict[str, str]) -> list[str]:
+    """Write one group's lines to ``wiki/index/<type>s[-n].md`` parts; returns the top-level lines."""
+    heading = TYPE_HEADINGS.get(t, t.title())
+    chunks: list[list[Entry]] = [[]]
+    for e in items:
+        candidate = chunks[-1] + [e]
+        body = "\n".join(_line(x, "wiki/index") for x in candidate)
+        if chunks[-1] and estimate_tokens(body) > budget - 200:
+            chunks.append([e])
+        else:
+            chunks[-1] = candidate
+    out = [f"\n## {heading}\n\n"]
+    for n, chunk in enumerate(chunks, 1):
+        name = f"{t}s" + (f"-{n}" if len(chunks) > 1 else "")
+        files[f"wiki/index/{name}.md"] = (
+            f"# {heading}" + (f" (part {n} of {len(chunks)})" if len(chunks) > 1 else "") + "\n\n"
+            "[Back to the index](../index.md)\n\n" + "\n".join(_line(e, "wiki/index") for e in chunk) + "\n"
+        )
+        span = f"{chunk[0].title} … {chunk[-1].title}" if len(chunk) > 1 else chunk[0].title
+        label = heading + (f" {n}" if len(chunks) > 1 else "")
+        out.append(f"- [{label}](index/{name}.md) — {len(chunk)} pages: {span}\n")
+    return out
 
 
 def write_index(root: Path, files: dict[str, str]) -> list[str]:

@@ -142,11 +142,14 @@ def rank_see_also(
     subjects: dict[str, set[tuple[str, ...]]],
     linked: dict[str, set[str]],
     series: dict[str, str],
+    families: dict[str, str] | None = None,
     limit: int = SEE_ALSO,
 ) -> dict[str, tuple[str, ...]]:
     """Up to ``limit`` related pages each, best first: a page linked either way scores 3, each
     shared source 1, each shared subject 1 (rarer subjects more), the next or previous part of
-    the same series 2. A page that shares nothing with another is never listed."""
+    the same series 2, a page of the same family (its group a sibling in the source's own
+    structure) 1. A page that shares nothing with another is never listed."""
+    families = families or {}
     holders: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for p in pages:
         for k in subjects.get(p, ()):
@@ -177,6 +180,10 @@ def rank_see_also(
             i = mates.index(p)
             for q in mates[max(0, i - 1) : i + 2]:
                 score[q] += 2
+        if families.get(p):
+            for q, fam in families.items():
+                if fam == families[p]:
+                    score[q] += 1
         score.pop(p, None)
         ranked = sorted((q for q, s in score.items() if s >= 1), key=lambda q: (-score[q], order[q]))
         out[p] = tuple(ranked[:limit])

@@ -24,9 +24,13 @@ def plain_inline(text: str) -> str:
     text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
     text = _LINK.sub(r"\1", text)
     text = _HTML_TAG.sub("", text)
+    text = _EMOJI_CODE.sub("", text) if ":" in text else text
     return _ESCAPED.sub(r"\1", _INLINE.sub("", text)).strip()
 
 
+_EMOJI_CODE = re.compile(
+    r"(?<![\w:/]):[a-z0-9_+-]{2,40}:(?![\w/])"
+)  # ':construction_worker:', drawn as emoji
 _ESCAPED = re.compile(r"\\([#>|.)+\-=!\[\]])")
 _BLOCK_START = re.compile(r"^(\d+)([.)])(?=\s|$)|^(?:[-+*]|#{1,6})(?=\s|$)|^[>|]")
 

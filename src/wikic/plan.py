@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from . import versions
 from .bm25 import BM25, tokens
+from .disagree import Disagreement, disagreements
 from .facts import facts as field_facts
-from .facts import label, prose_fields, restated_field
+from .facts import is_unknown, label, prose_fields, restated_field
 from .fsutil import canonical_json, sha256_tag
 from .librarian.extract import (
     _IMAGE,
@@ -71,6 +72,8 @@ class Plan:
     backlinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # page path → title
     timeline: Timeline = field(default_factory=Timeline)  # facts newer sources changed
+    disputes: list[Disagreement] = field(default_factory=list)  # sources naming different things for one job
+    notes: list[str] = field(default_factory=list)  # configured pages left out, and why
 
     def target(self, path: str, anchor: str = "") -> Target | None:
         """Where a source (or one of its sections) is shown whole: its home, at its heading."""
@@ -232,9 +235,9 @@ def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
     return out
 
 
-def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list[SourceDoc]]]:
-    """The topic pages of one rule over the documents it homes: (title, members), a group larger
-    than ``max_sources`` split into numbered parts."""
+def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list[SourceDoc], str]]:
+    """The topic pages of one rule over the documents it homes: (title, members, group value), a
+    group larger than ``max_sources`` split into numbered parts."""
     pool = [d for d in pool if d.source == rule.source]
     groups: dict[str, list[SourceDoc]] = defaultdict(list)
     terms = _cluster_terms(pool) if not rule.group_by else {}
@@ -244,7 +247,7 @@ def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list
     unnamed = label(rule.source)
     if rule.group_by and any(groups) and "" in groups:
         unnamed = f"{unnamed} without {label(rule.group_by).lower()}"
-    titles = _group_titles(sorted(groups), rule.titles, unnamed)
+    titles = _group_titles(sorted(groups), rule.titles, unnamed, groups)
     for value in sorted(groups):
         members = sorted(groups[value], key=lambda d: (d.title.lower(), d.path))
         title = titles[value]
@@ -253,18 +256,33 @@ def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list
             part = title
             if len(chunks) > 1:
                 part = f"{title} {n}: {chunk[0].title} to {chunk[-1].title}"
-            out.append((part, chunk))
+            out.append((part, chunk, value))
     return out
 
 
-def _group_titles(values: list[str], configured: dict[str, str], unnamed: str = "Other") -> dict[str, str]:
-    """Readable titles for group values: configured ones, else the last path segment, widened
-    with its parent segments while two values would share a title; records without a value are
-    titled ``unnamed`` (the source's name for a default rule)."""
+_VERSION_SEGMENT = re.compile(r"^v?\d+(?:[._]\d+)*$", re.IGNORECASE)
+
+
+def _group_titles(
+    values: list[str],
+    configured: dict[str, str],
+    unnamed: str = "Other",
+    members: dict[str, list[SourceDoc]] | None = None,
+) -> dict[str, str]:
+    """Readable titles for group values: configured ones, else the last path segment (version
+    segments such as 'v1.1' skipped), widened with its parent segments while two values would
+    share a title, and written as the members write those words ('farmbot os' → 'FarmBot OS',
+    'bom' → 'BOM'). A value with no words left is titled by its one member, else ``unnamed``
+    (the source's name for a default rule)."""
+    members = members or {}
 
     def words_of(value: str, depth: int) -> str:
-        parts = [p for p in value.split("/") if p][-depth:]
-        return " ".join(parts).replace("-", " ").replace("_", " ").strip().capitalize() or unnamed
+        parts = [p for p in value.split("/") if p and not _VERSION_SEGMENT.match(p)][-depth:]
+        text = " ".join(parts).replace("-", " ").replace("_", " ").strip()
+        docs = members.get(value, [])
+        if not text:
+            return docs[0].title if len(docs) == 1 and value else unnamed
+        return written_as(text, docs)
 
     out: dict[str, str] = {}
     depth = {v: 1 for v in values}
@@ -277,6 +295,32 @@ def _group_titles(values: list[str], configured: dict[str, str], unnamed: str = 
         for v in clashes:
             depth[v] += 1
     return out
+
+
+def written_as(text: str, docs: list[SourceDoc]) -> str:
+    """``text`` as a title, each word cased as the documents write it: their titles' casing
+    ('FarmBot', 'OS'), or capitals for a short word their bodies only write in capitals ('BOM')."""
+    forms: dict[str, Counter] = defaultdict(Counter)
+    for d in docs:
+        for w in re.findall(r"[\w'’.-]+", d.title):
+            forms[w.lower()][w] += 1
+    out = []
+    for i, word in enumerate(text.split()):
+        seen = [f for f, _ in forms[word.lower()].most_common() if f != f.lower() and f != f.capitalize()]
+        if seen:
+            out.append(seen[0])  # an inner capital: 'FarmBot', 'OS'
+        elif (
+            len(word) <= 4
+            and word.isalpha()
+            and any(
+                re.search(rf"\b{word.upper()}\b", d.body) and not re.search(rf"\b{word.lower()}\b", d.body)
+                for d in docs
+            )
+        ):
+            out.append(word.upper())
+        else:
+            out.append(word.capitalize() if i == 0 else word.lower())
+    return " ".join(out)
 
 
 def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
@@ -302,6 +346,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
         return out
 
     by_path = {d.path: d for d in docs}
+    notes: list[str] = []
     facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
     homes: dict[str, str] = {}
     device_specs = []
@@ -345,8 +390,14 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 )
             continue
         rows = comparison_rows(comp, docs)
-        if rows:
-            add("comparison", comp.id, comp.title, [d.path for d in rows], {"comparison": comp.__dict__})
+        known = [f for f in comp.fields if any(not is_unknown(d.meta.get(f)) for d in rows)]
+        if rows and known:  # a column no row knows (all 0 or empty) says nothing
+            config = {"comparison": comp.__dict__, "fields": known}
+            add("comparison", comp.id, comp.title, [d.path for d in rows], config)
+        elif rows:
+            notes.append(
+                f"comparison '{comp.id}': none of its {len(rows)} rows has a value for {', '.join(comp.fields)}; not written"
+            )
     for guide in schema.guides:
         sections = guide_sections(guide, docs, superseded)
         if sections:
@@ -372,15 +423,18 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
         pool.append(d)
     # One subject, one page: groups of different sources with the same title share a page.
     topics: dict[str, tuple[str, list[str], list[str], dict[str, list]]] = {}
+    family: dict[str, str] = {}
     for rule in topic_rules(schema.topics, pool):
         index = None
         if rule.mentions:
             current = [d for d in docs if d.source != rule.source and d.path not in superseded]
             index = MentionIndex([versions.current_view(d, superseded) for d in current])
-        for title, members in topic_groups(rule, pool):
+        for title, members, value in topic_groups(rule, pool):
             if all(dated_title(d) != d.title for d in members):  # posts: newest first
                 members = sorted(members, key=lambda d: dated_title(d)[-11:-1], reverse=True)
             slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
+            # 'v15/app/plants' belongs with 'v15/app/photos': one family of the source's structure
+            family.setdefault(slug, f"{rule.source}:{value.rpartition('/')[0]}" if "/" in value else "")
             entry = topics.setdefault(slug, (title, [], [], {}))
             entry[1].extend(d.path for d in members)
             entry[2].append(rule.source)
@@ -390,6 +444,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                     entry[3][d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
     for slug, (title, members, sources, quoted) in topics.items():
         config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
+        if family.get(slug):
+            config["family"] = family[slug]
         spec = add("topic", slug, title, with_older(members), config)
         homes.update(dict.fromkeys(members, spec.path))
     for old, new in superseded.items():
@@ -411,9 +467,10 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
             ]
         }
         add("hub", slug, title, sorted({f[0] for f in found if f}), config)
-    the_plan = Plan(pages, unplaced, superseded, homes, reasons)
+    the_plan = Plan(pages, unplaced, superseded, homes, reasons, notes=notes)
     said = {d.path: sentences_of(d) for d in current}
     the_plan.timeline = timeline(docs, superseded, said)
+    the_plan.disputes = disagreements(current, said)
     chains = change_entries(the_plan.timeline)
     if chains:
         sources = sorted({s[0] for c in chains for s in c["statements"]})
@@ -628,12 +685,14 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         s.path: s.title.split(":", 1)[0].rstrip(" 0123456789") for s in the_plan.pages if s.type == "topic"
     }
     series = {p: s for p, s in series.items() if list(series.values()).count(s) > 1}
+    families = {s.path: s.config["family"] for s in the_plan.pages if s.config.get("family")}
     the_plan.see_also = rank_see_also(
         [s.path for s in the_plan.pages],
         {s.path: set(s.sources) for s in the_plan.pages},
         {p: set(ls) for p, ls in links.items()},
         outgoing,
         series,
+        families,
     )
     for spec in the_plan.pages:  # an overview already lists its models
         if spec.type == "hub":

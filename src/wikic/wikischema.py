@@ -240,7 +240,7 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     lf.done()
 
     idx = Fields(top.get("index", dict, {}), f"{path}: index")
-    budget = idx.positive("token_budget", 8000)
+    budget = idx.positive("token_budget", 3000)
     idx.done()
     ver = Fields(top.get("verify", dict, {}), f"{path}: verify")
     min_overlap = ver.get("min_overlap", float, 0.6)

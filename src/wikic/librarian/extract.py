@@ -14,7 +14,7 @@ from ..bm25 import tokens
 from ..citations import stem
 from ..draft import Block, Cell, Citation, Sentence
 from ..facts import facts as field_facts
-from ..facts import field_label, format_value, prose_fields, restated_field
+from ..facts import field_label, format_value, is_unknown, prose_fields, restated_field
 from ..markdown import (
     Section,
     code_lines,
@@ -342,7 +342,7 @@ def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...])
         cells = [Cell(name)]
         for f in fields:
             value = doc.meta.get(f)
-            if value in (None, "", []):
+            if is_unknown(value):  # 0, '' and null mean the record does not know
                 cells.append(Cell("—"))
             else:
                 cells.append(Cell(format_value(value), (cite_field(doc, value),)))

@@ -134,7 +134,11 @@ def _topic(job: PageJob) -> Draft:
     list, and followed by what its older versions said."""
     blocks: list[Block] = []
     members = job.spec.config.get("members") or list(job.docs)
-    docs = [current_view(job.docs[p], job.superseded_by) for p in members if p in job.docs and p not in job.superseded_by]
+    docs = [
+        current_view(job.docs[p], job.superseded_by)
+        for p in members
+        if p in job.docs and p not in job.superseded_by
+    ]
     show, hide = fact_settings(job)
     for doc in docs:
         blocks.append(Block("heading", text=dated_title(doc), level=2))
@@ -172,7 +176,7 @@ def _device(job: PageJob) -> Draft:
 
 def _comparison(job: PageJob) -> Draft:
     comp = job.spec.config["comparison"]
-    fields = tuple(comp["fields"])
+    fields = tuple(job.spec.config.get("fields") or comp["fields"])
     if comp["of"] == "devices":
         docs = list(job.docs.values())
         rows = []

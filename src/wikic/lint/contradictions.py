@@ -86,6 +86,21 @@ def rule_contradictions(kb: KB) -> Iterator[Finding]:
     current = [d for p, d in sorted(kb.docs.items()) if p not in kb.superseded_by]
     yield from _field_contradictions(kb, current)
     yield from _sentence_contradictions(kb, current)
+    yield from _named_contradictions(kb)
+
+
+def _named_contradictions(kb: KB) -> Iterator[Finding]:
+    """Sources that name different things for one job (``disagree``), both sides cited."""
+    for d in kb.plan.disputes if kb.plan is not None else ():
+        yield finding(
+            "contradiction",
+            d.a.doc.path,
+            _sentence_line(kb.root, d.a.doc, d.a.text),
+            f"names {d.choice_a!r} ({short(d.a.text, 90)!r}, {d.a.doc.path}#{d.a.anchor}) but "
+            f"{d.b.doc.path}#{d.b.anchor} names {d.choice_b!r} for the same job ({short(d.b.text, 90)!r}); "
+            "review which holds, and correct one or mark the newer with 'supersedes:'",
+            WARNING,
+        )
 
 
 def _field_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]:
@@ -222,7 +237,7 @@ def _sentence_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]
                 yield finding(
                     "contradiction",
                     newer.doc.path,
-                    _sentence_line(kb.root, newer),
+                    _sentence_line(kb.root, newer.doc, newer.text),
                     f"says {_fmt(newer.quantities[unit], unit)} ({short(newer.text, 90)!r}) but "
                     f"{older.doc.path} says {_fmt(older.quantities[unit], unit)} "
                     f"({short(older.text, 90)!r}); if one replaces the other, add 'supersedes:' to it",
@@ -241,12 +256,13 @@ def _acknowledged(kb: KB, a: _Claim, b: _Claim, unit: str, cache: dict) -> bool:
     return False
 
 
-def _sentence_line(root: Path, claim: _Claim) -> int | None:
-    words = claim.text.split()[:5]
+def _sentence_line(root: Path, doc: SourceDoc, text: str) -> int | None:
+    """The line of a document's file where a sentence starts (matched on its first words)."""
+    words = text.split()[:5]
     if not words:
         return None
     try:
-        lines = (root / claim.doc.path).read_text("utf-8").split("\n")
+        lines = (root / doc.path).read_text("utf-8").split("\n")
     except OSError:
         return None
     needle = words[0]

@@ -15,6 +15,8 @@ RULES: dict[str, tuple[str, str]] = {
     "unsupported-citation": (ERROR, "a sentence its citations do not support"),
     "orphan-page": (ERROR, "a page with no inbound link that is not in the index"),
     "unindexed-page": (WARNING, "a page the index does not list"),
+    "dead-end-page": (WARNING, "a page that links to no other page"),
+    "index-only-page": (WARNING, "a page only the index links to"),
     "index-dangling": (ERROR, "an index line linking a page that does not exist"),
     "stale-page": (ERROR, "a page whose fingerprint no longer matches its sources; recompile"),
     "uncovered-source": (WARNING, "a layer-1 source no page uses"),

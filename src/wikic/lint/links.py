@@ -52,15 +52,35 @@ def rule_links(kb: KB) -> Iterator[Finding]:
 
 
 def rule_reachability(kb: KB) -> Iterator[Finding]:
-    """orphan-page (no inbound link, not indexed) and unindexed-page."""
+    """orphan-page (no inbound link, not indexed), unindexed-page, dead-end-page (links to no
+    other page) and index-only-page (only the index links to it)."""
     indexed: set[str] = set()
     inbound: set[str] = set()
+    outbound: dict[str, set[str]] = {}
     for page in kb.pages:
-        for link in page.links:
-            if link.target and link.target != page.path:
-                (indexed if page.is_index else inbound).add(link.target)
+        targets = {
+            link.target
+            for link in page.links
+            if link.target
+            and link.target != page.path
+            and link.target.startswith(WIKI + "/")
+            and not link.is_citation
+        }
+        outbound[page.path] = targets
+        (indexed if page.is_index else inbound).update(targets)
     for page in kb.content_pages:
+        if not outbound[page.path]:
+            yield finding(
+                "dead-end-page", page.path, None, "links to no other wiki page; recompile to add its links"
+            )
         if page.path in indexed:
+            if page.path not in inbound:
+                yield finding(
+                    "index-only-page",
+                    page.path,
+                    None,
+                    "only the index links here; no other page points to it",
+                )
             continue
         if page.path not in inbound:
             yield finding(
