@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .markdown import STOPWORDS, words
 
 
-def tokens(text: str) -> list[str]:
-    return [w for w in words(text) if w not in STOPWORDS]
+@lru_cache(maxsize=1 << 15)  # a page's sentences are weighed for its lead and its keywords alike
+def tokens(text: str) -> tuple[str, ...]:
+    return tuple(w for w in words(text) if w not in STOPWORDS)
 
 
 class BM25:

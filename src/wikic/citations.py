@@ -95,10 +95,22 @@ class Verifier:
         return plain_inline("\n".join(parts))
 
     def _vocab(self, cite: Citation) -> tuple[frozenset, frozenset]:
+        """(word stems, numbers) of what a citation vouches for: its section's, plus its document's
+        title and frontmatter (counted once per document, shared by all its sections)."""
         if cite not in self._vocabs:
-            text = self.cited_text(cite)
-            self._vocabs[cite] = frozenset(stem(w) for w in words(text)), frozenset(numbers_with_units(text))
+            text = self.section_text(cite)
+            own = frozenset(stem(w) for w in words(text)), frozenset(numbers_with_units(text))
+            doc = self._doc_vocab(cite.path)
+            self._vocabs[cite] = own[0] | doc[0], own[1] | doc[1]
         return self._vocabs[cite]
+
+    def _doc_vocab(self, path: str) -> tuple[frozenset, frozenset]:
+        key = Citation(path, "\0")  # a key no heading has
+        if key not in self._vocabs:
+            doc = self.docs[path]
+            text = doc.title + "\n" + _scalar_text(doc.meta)
+            self._vocabs[key] = frozenset(stem(w) for w in words(text)), frozenset(numbers_with_units(text))
+        return self._vocabs[key]
 
     def check(self, text: str, cites: Iterable[Citation], quotes: Iterable[str] = ()) -> Support:
         cites = tuple(cites)

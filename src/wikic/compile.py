@@ -20,6 +20,7 @@ from . import __version__
 from .citations import Verifier
 from .draft import PROSE_KINDS, Block, Cell, Draft, Navigation, Sentence, render_body
 from .errors import ConfigError, WikicError
+from .facts import facts
 from .fsutil import (
     atomic_write,
     canonical_json,
@@ -64,6 +65,7 @@ class CompileReport:
     unplaced: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # unplaced path → why no page shows it
     coverage: dict = field(default_factory=dict)  # coverage.Coverage.as_dict() of the wiki on disk
+    fact_changes: list[str] = field(default_factory=list)  # facts that differ from the last compile
     drop_reasons: list[str] = field(default_factory=list)
     index_changed: list[str] = field(default_factory=list)
     diffstat: list[tuple[str, int, int]] = field(default_factory=list)
@@ -161,8 +163,11 @@ def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian, nav: Navi
         "sources": list(spec.sources),
         "wikic": {"fingerprint": fp, "backend": lib.name, "model": lib.model, "version": __version__},
     }
-    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    head = yaml.dump(meta, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{head}---\n\n{render_body(draft, spec.path, nav)}"
+
+
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter where PyYAML has it
 
 
 @dataclass
@@ -541,6 +546,8 @@ def compile_wiki(
         entries = _index_entries(the_plan, finals, existing)
         entries = apply_overrides(entries, load_overrides(root))
         report.index_changed = write_index(root, render_index(entries, schema.index_budget))
+        known = current_facts(docs_list, the_plan)
+        report.fact_changes = fact_changes(read_facts(root), known)
         if report.added or report.changed or report.removed:
             touched = _changed_sources(state, docs, report, the_plan)
             append_log(
@@ -551,21 +558,32 @@ def compile_wiki(
                 touched,
                 _log_details(report),
             )
-        report.coverage = measure_coverage(root, docs_list, the_plan)
+        report.coverage = measure_coverage(root, docs_list, the_plan, finals)
         if not report.failed:
+            write_json_artifact(root / FACTS, {"facts": known}, STATE_VERSION)
             save_state(root, digest, report, len(the_plan.pages), docs)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def measure_coverage(root: Path, docs: list[SourceDoc], the_plan: Plan) -> dict:
-    """How much of layer 1 the wiki on disk shows (``coverage``), with a one-line summary."""
-    from .coverage import of_pages
-    from .lint.pages import wiki_pages
+def measure_coverage(root: Path, docs: list[SourceDoc], the_plan: Plan, drafts: dict[str, Draft]) -> dict:
+    """How much of layer 1 the wiki shows (``coverage``), with a one-line summary: the pages just
+    drafted (their cited sentences and cells) and the other planned pages as they are on disk."""
+    from .coverage import cited_texts, lines_of, measure
 
-    pages = [p for p in wiki_pages(root) if not p.is_special]
-    found = of_pages(docs, pages, the_plan.reasons, the_plan.superseded_by)
+    pairs = [pair for d in drafts.values() for pair in statements_of(d.blocks)]
+    for spec in the_plan.pages:
+        if spec.path not in drafts and (root / spec.path).exists():
+            pairs += lines_of(spec.path, (root / spec.path).read_text("utf-8"))
+    found = measure(docs, cited_texts(pairs), the_plan.reasons, the_plan.superseded_by)
     return {"summary": found.summary(), **found.as_dict()}
+
+
+def statements_of(blocks) -> list[tuple[str, list[str]]]:
+    """(text, cited layer-1 paths) of every cited sentence and table cell of a draft."""
+    out = [(s.text, [c.path for c in s.cites]) for b in blocks for s in b.sentences if s.cites]
+    out += [(c.text, [x.path for x in c.cites]) for b in blocks for row in b.rows for c in row if c.cites]
+    return out
 
 
 def input_digest(root: Path, files: dict[str, bytes], lib: Librarian) -> str:
@@ -629,8 +647,53 @@ def _changed_sources(
     return sorted({docs[p].source for s in plan.pages if s.path in written for p in s.sources if p in docs})
 
 
+FACTS = ".wikic/facts.json"  # derived: the facts the last compile showed, to log what changed
+LOGGED_FACTS = 50
+
+
+def current_facts(docs: list[SourceDoc], the_plan: Plan) -> dict[str, dict[str, str]]:
+    """{layer-1 path: {field label: value}} of the facts every current source shows, plus, under
+    the path of a change statement, the changes it states ('Low-water alert …': '20% → 15%')."""
+    out = {d.path: {f.label: f.value for f in facts(d)} for d in docs if d.path not in the_plan.superseded_by}
+    for c in the_plan.timeline.changes:
+        s = c.statement
+        out.setdefault(s.doc.path, {})[f"change: {s.doc.title}"] = (
+            f"{quantity(c.old, c.unit)} → {quantity(c.new, c.unit)}"
+        )
+    return out
+
+
+def read_facts(root: Path) -> dict[str, dict[str, str]] | None:
+    try:
+        data = read_json_artifact(root / FACTS, STATE_VERSION)
+    except WikicError:
+        return None
+    return data.get("facts") if isinstance(data, dict) and isinstance(data.get("facts"), dict) else None
+
+
+def fact_changes(before: dict | None, now: dict[str, dict[str, str]]) -> list[str]:
+    """What changed, fact by fact, since the last compile ('crops/carrot: Row spacing 20 → 22');
+    nothing on a first compile."""
+    if before is None:
+        return []
+    out = []
+    for path in sorted(set(before) | set(now)):
+        old, new = before.get(path, {}), now.get(path, {})
+        name = path.removeprefix("layer1_sources/").removesuffix(".md")
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                if key.startswith("change: ") and key in new:
+                    out.append(f"{name}: {key[8:]}: {new[key]} (stated as a change)")
+                elif not key.startswith("change: "):
+                    out.append(f"{name}: {key} {old.get(key, '(none)')} → {new.get(key, '(none)')}")
+    return out
+
+
 def _log_details(report: CompileReport) -> str:
-    lines = [f"- added {p}" for p in report.added] + [f"- changed {p}" for p in report.changed]
+    lines = [f"- fact {c}" for c in report.fact_changes[:LOGGED_FACTS]]
+    if len(report.fact_changes) > LOGGED_FACTS:
+        lines.append(f"- … and {len(report.fact_changes) - LOGGED_FACTS} more changed facts")
+    lines += [f"- added {p}" for p in report.added] + [f"- changed {p}" for p in report.changed]
     lines += [f"- removed {p}" for p in report.removed]
     lines.append(
         f"- sentences {report.sentences}, verified {report.verified}, repaired {report.repaired}, "

@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
+from .draft import parse_citations, strip_citations
 from .facts import facts, prose_fields, restated_field
 from .markdown import code_lines, is_table_start, plain_inline, readable, split_sentences
 from .models import SourceDoc
@@ -173,3 +174,15 @@ def of_pages(
     """Coverage from parsed wiki pages (``lint.pages.WikiPage``): their cited statements."""
     pairs = ((st.text, [c.path for c in st.cites]) for page in pages for st in page.statements)
     return measure(docs, cited_texts(pairs), unplaced, superseded_by)
+
+
+def lines_of(path: str, text: str) -> list[tuple[str, list[str]]]:
+    """(text, cited layer-1 paths) of each line of a wiki page that cites a source, read as its
+    text without the citations: a quicker read than the statements ``check`` parses."""
+    pairs = []
+    for line in text.split("\n"):
+        if "layer1_sources/" in line:
+            cited = [c.path for c in parse_citations(line, path)]
+            if cited:
+                pairs.append((strip_citations(line).lstrip("-*>|0123456789. ").strip(), cited))
+    return pairs

@@ -41,6 +41,7 @@ _TOOL = re.compile(
     rf"\b(?:use|uses|using|called|with|via)\s+(?:an?\s+|the\s+)?(?:special\s+)?(?P<name>{_NAME})"
 )
 _VARIANT = re.compile(rf"(?<![\w.])(?P<name>{_NAME})")
+_VARIANT_HINT = re.compile(r"[A-Z]\w*\s+[A-Z]\w*\s+\w+")  # a name of three words or more
 _KIND = re.compile(r"\b(?P<mod>[a-z][a-z-]{3,})\s+(?P<head>[a-z]{4,})s?\b")
 
 
@@ -75,13 +76,11 @@ class _Sentence:
 
 
 def disagreements(
-    docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]], limit: int = MAX_PAIRS
+    docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]], df: Counter, limit: int = MAX_PAIRS
 ) -> list[Disagreement]:
     """Pairs of current documents that name different things for the same job, strongest first
-    (``said``: each document's ``(anchor, sentence)`` list, as ``timeline.sentences_of``)."""
-    df: Counter = Counter()
-    for d in docs:
-        df.update({stem(w) for w in tokens(d.title + " " + d.body)})
+    (``said``: each document's ``(anchor, sentence)`` list, as ``timeline.sentences_of``; ``df``:
+    how many documents use each word stem)."""
     rare = max(2, RARE * len(docs))
     text_of = {d.path: plain_inline(d.title + "\n" + d.body).lower() for d in docs}
     counts = {p: Counter(re.findall(r"[a-z][a-z-]*", text)) for p, text in text_of.items()}
@@ -90,6 +89,9 @@ def disagreements(
         for anchor, s in said.get(d.path, ()):
             if not 5 <= len(s.split()) <= 50:
                 continue
+            prescribes = bool(_PRESCRIBES.search(s))
+            if not prescribes and not _VARIANT_HINT.search(s):
+                continue  # neither names a choice nor a model variant
             words = frozenset(w for x in tokens(s) if not x[0].isdigit() and df[w := stem(x)] <= rare)
             sentences.append(
                 _Sentence(
@@ -108,7 +110,7 @@ def disagreements(
                         if (m.start() > 0 or " " in (name := m.group("name").rstrip(".,")))
                         and (name := m.group("name").rstrip(".,"))
                     },
-                    bool(_PRESCRIBES.search(s)),
+                    prescribes,
                 )
             )
     postings: dict[str, list[int]] = defaultdict(list)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from .layer1 import LAYER1
@@ -25,12 +26,21 @@ class Citation:
 
     @property
     def label(self) -> str:
-        key = PurePosixPath(self.path).relative_to(LAYER1).with_suffix("")
-        return key.as_posix()
+        return _label(self.path)
 
     def href(self, page_path: str) -> str:
-        rel = os.path.relpath(self.path, os.path.dirname(page_path) or ".")
+        rel = _relative_path(self.path, os.path.dirname(page_path) or ".")
         return rel + (f"#{self.anchor}" if self.anchor else "")
+
+
+@lru_cache(maxsize=1 << 16)  # a page cites a few sources many times; paths are plain strings
+def _label(path: str) -> str:
+    return PurePosixPath(path).relative_to(LAYER1).with_suffix("").as_posix()
+
+
+@lru_cache(maxsize=1 << 16)
+def _relative_path(path: str, start: str) -> str:
+    return os.path.relpath(path, start)
 
     def __str__(self) -> str:
         return self.path + (f"#{self.anchor}" if self.anchor else "")
@@ -123,7 +133,7 @@ class Navigation:
 def relative(href: str, page_path: str) -> str:
     """A KB-relative 'wiki/x.md#a' as seen from ``page_path``."""
     path, _, anchor = href.partition("#")
-    rel = os.path.relpath(path, os.path.dirname(page_path) or ".") if path != page_path else ""
+    rel = _relative_path(path, os.path.dirname(page_path) or ".") if path != page_path else ""
     return rel + (f"#{anchor}" if anchor else "")
 
 
@@ -247,8 +257,12 @@ ANY_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
 
 def resolve_href(page_path: str, href: str) -> str:
     """A page-relative link target as a KB-root-relative path."""
-    joined = os.path.normpath(os.path.join(os.path.dirname(page_path), href))
-    return PurePosixPath(joined).as_posix()
+    return _resolve(os.path.dirname(page_path), href)
+
+
+@lru_cache(maxsize=1 << 16)
+def _resolve(folder: str, href: str) -> str:
+    return PurePosixPath(os.path.normpath(os.path.join(folder, href))).as_posix()
 
 
 def parse_citations(line: str, page_path: str) -> list[Citation]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import frontmatter
@@ -15,13 +16,25 @@ from .models import SourceDoc
 LAYER1 = "layer1_sources"
 
 
+class _LibYAML(frontmatter.YAMLHandler):
+    """python-frontmatter's YAML handler on libyaml's safe loader where PyYAML has it (several
+    times faster on a large layer 1; the same safe subset of YAML)."""
+
+    def load(self, fm: str, **kwargs: object):
+        kwargs.setdefault("Loader", getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return super().load(fm, **kwargs)
+
+
+_YAML = _LibYAML()
+
+
 def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
     """Parse one layer-1 file. ``source`` and ``id`` default to its folder and file stem."""
     rel = path.relative_to(root).as_posix()
     if data is None:
         data = path.read_bytes()
     try:
-        post = frontmatter.loads(data.decode("utf-8"))
+        post = frontmatter.loads(data.decode("utf-8"), handler=_YAML)
     except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
         raise KBError(
             f"{rel}: cannot read frontmatter ({exc}); fix the YAML between the '---' lines"
@@ -43,20 +56,29 @@ def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
     )
 
 
+def layer1_paths(root: Path) -> list[str]:
+    """KB-relative paths of every layer-1 Markdown file, in path order; hidden files and folders
+    below ``layer1_sources/`` are skipped (a KB may itself live under a hidden folder)."""
+    folder = os.path.join(root, LAYER1)
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        out += [f"{rel}/{f}" for f in filenames if f.endswith(".md") and not f.startswith(".")]
+    return sorted(out)
+
+
 def layer1_files(root: Path) -> list[Path]:
-    folder = root / LAYER1
-    if not folder.is_dir():
-        return []
-    return sorted(
-        p
-        for p in folder.rglob("*.md")
-        if not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+    return [root / rel for rel in layer1_paths(root)]
 
 
 def read_layer1(root: Path) -> dict[str, bytes]:
     """The bytes of every layer-1 file by KB-relative path, in path order."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in layer1_files(root)}
+    out = {}
+    for rel in layer1_paths(root):
+        with open(os.path.join(root, rel), "rb") as fh:
+            out[rel] = fh.read()
+    return out
 
 
 def load_layer1(root: Path, files: dict[str, bytes] | None = None) -> list[SourceDoc]:

@@ -64,11 +64,10 @@ class Names:
 
     def __init__(self, names: dict[tuple[str, ...], Target]):
         self.targets = names
-        self.lengths: dict[str, list[int]] = {}  # first word → the lengths of names starting with it
+        found: dict[str, set[int]] = {}  # first word → the lengths of names starting with it
         for key in names:
-            self.lengths.setdefault(key[0], []).append(len(key))
-        for lengths in self.lengths.values():
-            lengths.sort(reverse=True)
+            found.setdefault(key[0], set()).add(len(key))
+        self.lengths = {w: sorted(ns, reverse=True) for w, ns in found.items()}
 
     def spans(self, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
         """(start, end, name key) of every name in ``text``, without overlaps, in order."""
@@ -91,7 +90,24 @@ class Names:
         return out
 
     def keys_in(self, text: str) -> set[tuple[str, ...]]:
-        return {k for _, _, k in self.spans(text)}
+        """The names in ``text`` (``spans`` without positions, for scanning whole documents)."""
+        if not self.targets:
+            return set()
+        stems = [stem(w) for w in _WORD.findall(text)]
+        lengths = self.lengths
+        targets = self.targets
+        found = set()
+        i, n = 0, len(stems)
+        while i < n:
+            for size in lengths.get(stems[i], ()):
+                key = tuple(stems[i : i + size])
+                if len(key) == size and key in targets:
+                    found.add(key)
+                    i += size
+                    break
+            else:
+                i += 1
+        return found
 
 
 def is_name(title: str) -> bool:

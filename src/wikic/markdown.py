@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 # ATX heading: up to 3 spaces, 1-6 '#', then text; a closing '#' run only counts after a space.
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -18,6 +19,7 @@ _INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
 _HTML_TAG = re.compile(r"<[^>]+>")
 
 
+@lru_cache(maxsize=1 << 15)  # a sentence is read by the verifier, the renderer and coverage alike
 def plain_inline(text: str) -> str:
     """Rendered text of inline Markdown: links become their text, emphasis and tags vanish, and
     backslash-escaped punctuation ('2\\) Step') reads as itself."""
@@ -72,6 +74,7 @@ def table_cells(line: str) -> list[str]:
     return [plain_inline(c.strip().replace("\\|", "|")) for c in re.split(r"(?<!\\)\|", inner)]
 
 
+@lru_cache(maxsize=1 << 15)
 def github_slug(heading: str) -> str:
     """The anchor GitHub gives a heading (before de-duplication).
 

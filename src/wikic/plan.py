@@ -41,7 +41,7 @@ from .links import (
 )
 from .markdown import STOPWORDS, github_slug, plain_inline, readable
 from .models import SourceDoc
-from .timeline import Timeline, sentences_of, timeline
+from .timeline import Timeline, document_frequencies, sentences_of, timeline
 from .wikischema import Comparison, Device, Guide, TopicRule, WikiSchema
 
 
@@ -469,8 +469,9 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
         add("hub", slug, title, sorted({f[0] for f in found if f}), config)
     the_plan = Plan(pages, unplaced, superseded, homes, reasons, notes=notes)
     said = {d.path: sentences_of(d) for d in current}
-    the_plan.timeline = timeline(docs, superseded, said)
-    the_plan.disputes = disagreements(current, said)
+    df = document_frequencies(current)
+    the_plan.timeline = timeline(docs, superseded, said, df)
+    the_plan.disputes = disagreements(current, said, df)
     chains = change_entries(the_plan.timeline)
     if chains:
         sources = sorted({s[0] for c in chains for s in c["statements"]})

@@ -16,7 +16,7 @@ dated notes. This module covers what no one declared.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .bm25 import tokens
@@ -243,16 +243,25 @@ def _related(a: frozenset[str], b: frozenset[str]) -> bool:
     return shared >= MIN_SHARED and shared >= MIN_OVERLAP * min(len(a), len(b))
 
 
+def document_frequencies(docs: list[SourceDoc]) -> Counter:
+    """How many documents use each word stem (their title and body)."""
+    df: Counter = Counter()
+    for d in docs:
+        df.update({stem(w) for w in tokens(d.title + " " + d.body)})
+    return df
+
+
 def timeline(
-    docs: list[SourceDoc], superseded: dict[str, str], said: dict[str, list[tuple[str, str]]] | None = None
+    docs: list[SourceDoc],
+    superseded: dict[str, str],
+    said: dict[str, list[tuple[str, str]]] | None = None,
+    df: Counter | None = None,
 ) -> Timeline:
     """Change statements among the current documents, and the older statements they outdate
-    (``said``: each document's ``sentences_of``, when already split)."""
+    (``said``: each document's ``sentences_of``, and ``df``: ``document_frequencies``, when
+    already counted)."""
     current = [d for d in docs if d.path not in superseded]
-    df: dict[str, int] = {}
-    for d in current:
-        for w in {stem(w) for w in tokens(d.title + " " + d.body)}:
-            df[w] = df.get(w, 0) + 1
+    df = df if df is not None else document_frequencies(current)
     common = {w for w, n in df.items() if n > max(3, len(current) // 4)}  # words that say little
     said = said if said is not None else {d.path: sentences_of(d) for d in current}
     sections = {(d.path, s.anchor): s for d in current for s in d.sections}

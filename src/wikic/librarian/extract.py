@@ -353,6 +353,8 @@ def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...])
 def superseded_notes(older: list[SourceDoc], current: SourceDoc | None = None) -> list[Block]:
     """For each older version (newest first) a note with its date, quoting what it said that a
     newer version does not say any more, citing it."""
+    if not older:
+        return []
     said = (
         {" ".join(s.text.split()) for b in _all_content(current) for s in b.sentences} if current else set()
     )
