@@ -10,9 +10,11 @@ from typer.testing import CliRunner
 
 from wikic.cli import app
 from wikic.search import (
+    SCHEMA_VERSION,
     Hit,
     SearchIndex,
     is_strong_signal,
+    kb_files,
     match_expression,
     normalise,
     query_terms,
@@ -203,18 +205,24 @@ def test_expansion_runs_only_when_the_probe_is_weak(kb):
         assert is_strong_signal([h.score for h in probe]) == (calls == [])
 
 
-def test_schema_version_mismatch_is_a_clear_error(kb):
-    from wikic.errors import SchemaVersionError
-
-    SearchIndex(kb).close()
+def test_an_index_written_by_another_schema_version_is_rebuilt(kb):
+    """The index is derived state: a file from another version of wikic is replaced, not an error."""
+    with SearchIndex(kb) as index:
+        index.update()
     import sqlite3
 
     conn = sqlite3.connect(kb / ".wikic" / "search.sqlite")
     with conn:
         conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+        conn.execute("CREATE TABLE leftover(x)")
     conn.close()
-    with pytest.raises(SchemaVersionError, match="delete the file"):
-        SearchIndex(kb)
+    with SearchIndex(kb) as index:
+        assert index.count("source") == 0  # emptied, not read with the wrong schema
+        stats = index.update()
+        assert stats.added == len(kb_files(kb)) and index.query("source", "vinegar")
+        tables = {r[0] for r in index.conn.execute("SELECT name FROM sqlite_master")}
+        version = index.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    assert "leftover" not in tables and version == str(SCHEMA_VERSION)
 
 
 def test_cli_search_json_on_the_example_kb(example_kb):

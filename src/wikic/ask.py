@@ -29,6 +29,7 @@ from pathlib import Path
 
 import frontmatter
 
+from .answer import compose
 from .citations import Verifier, stem
 from .draft import Citation, parse_citations, strip_citations
 from .layer1 import load_layer1
@@ -44,6 +45,8 @@ from .search import (
     TOP_BONUS,
     Hit,
     SearchIndex,
+    expansions,
+    is_strong_signal,
     open_index,
     query_terms,
     wiki_entries,
@@ -58,6 +61,11 @@ SEARCH_PAGES = 2  # whole-page hits whose citations join the fused list
 PAGE_REFS = 3  # cited sections taken from each such page
 WIKI_WEIGHT = 0.25  # the wiki's lists (pages, headings) against the source sections' list
 DEPTH = 30
+ORDER_DEPTH = 400  # how deep the source list is read to order the sections other lists name
+DOC_WEIGHT = 0.5  # the whole-document list against the source sections' list
+PREFIX_WEIGHT = 0.25  # the list of sections matching the question's longer words as prefixes
+RAW_KEPT = 2  # raw BM25's first hits kept among the first KEEP_WITHIN results
+KEEP_WITHIN = 5
 ENTITY_WEIGHT = 1.0  # the list of sections the wiki files under entities the question names
 ENTITY_REFS = 3  # sections taken from each named entity, best-matching first
 ENTITY_RARE = 0.03  # a name counts only if one of its words is in at most this share of sections
@@ -65,16 +73,16 @@ ENTITY_RARE = 0.03  # a name counts only if one of its words is in at most this 
 
 @dataclass(frozen=True)
 class Retrieval:
-    """What one lookup found: ranked layer-1 section refs (``path#anchor``), the hits they came
-    from, the wiki pages read, and the evidence score."""
+    """What one lookup found: ranked layer-1 section refs (``path#anchor``), the wiki pages read,
+    and the evidence score."""
 
     question: str
     mode: str
-    refs: list[str]
-    hits: list[Hit]
+    refs: list[str]  # every file's best section first (what a reader sees), cut at k
     pages: list[str]
     evidence: float
     via: dict[str, str] = field(default_factory=dict)  # ref → the wiki file#heading it was read in
+    ranked: list[str] = field(default_factory=list)  # the fused ranking itself, uncut
 
     @property
     def refused(self) -> bool:
@@ -102,6 +110,11 @@ class Answer:
         if self.refused:
             return REFUSAL
         return " ".join(s.text + " " + " ".join(f"[{c}]" for c in s.cites) for s in self.sentences)
+
+    @property
+    def plain(self) -> str:
+        """The answer's sentences without their citations."""
+        return " ".join(s.text for s in self.sentences)
 
     def as_dict(self) -> dict:
         return {
@@ -257,25 +270,30 @@ class Lookup:
         """Ranked layer-1 section refs for a question, by ``mode``:
 
         - ``raw``: BM25 over layer-1 sections alone (the plain-RAG baseline);
-        - ``search``: the hybrid lists (layer-1 sections 2×, wiki pages and headings resolved
-          through their citations ½× each, the sections the wiki files under entities the
-          question names 1×, LLM expansions 1× when the probe is weak) fused by RRF at the level
-          of the cited sections, so that a section the wiki and the sources agree on rises.
-          Run-together words the sources never use are split first ('sweetcorn' → 'sweet corn');
-        - ``index``: the agent protocol through ``index.md``.
+        - ``search``: the hybrid lists fused by RRF at the level of the cited sections, so that a
+          section the wiki and the sources agree on rises: layer-1 sections 2×; wiki pages and
+          headings resolved through their citations ¼× each; whole documents (each by its best
+          section); the sections the wiki files under entities the question names; the sections
+          matching the question's longer words as prefixes ('safe' → 'safety'); and LLM
+          expansions 1× when the probe is weak. Run-together words the sources never use are
+          split first ('sweetcorn' → 'sweet corn'). Raw BM25's first hits are kept among the
+          first results;
+        - ``index``: the agent protocol: route through ``index.md`` to pages, then search within
+          the sources the chosen pages cite.
         """
         if mode == "raw":
-            hits = self.index.query("source", question, DEPTH)
+            hits = self.index.query("source", question, DEPTH, with_snippets=False)
             refs = _flatten(hits)
-            return Retrieval(question, mode, refs[:k], hits, [], self.evidence(question, refs))
+            return Retrieval(question, mode, refs[:k], [], self.evidence(question, refs), ranked=refs)
         if mode == "search":
             return self.via_search(question, k, expander)
         if mode == "index":
             return self.via_index(question, k)
         raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
 
-    def source_order(self, question: str) -> dict[str, int]:
-        hits = self.index.query("source", question, 400, with_snippets=False)
+    def source_order(self, question: str, paths: Sequence[str] | None = None) -> dict[str, int]:
+        """Every matching layer-1 section's rank for ``question`` (only in ``paths`` when given)."""
+        hits = self.index.query("source", question, ORDER_DEPTH, paths=paths, with_snippets=False)
         return {h.refs[0]: i for i, h in enumerate(hits) if h.refs}
 
     def page_refs(self, pages: Sequence[Hit], order: dict[str, int], per: int = PAGE_REFS) -> list[str]:
@@ -286,54 +304,82 @@ class Lookup:
                 out.setdefault(r, None)
         return list(out)
 
+    def doc_refs(self, question: str, order: dict[str, int], paths: Sequence[str] | None = None) -> list[str]:
+        """Whole documents ranked by BM25, each standing for its best-matching section: a document
+        can answer with words spread over sections that no single section holds together."""
+        best: dict[str, str] = {}
+        for ref in sorted(order, key=order.__getitem__):
+            best.setdefault(split_ref(ref)[0], ref)
+        out = []
+        for h in self.index.query("doc", question, DEPTH, paths=paths, with_snippets=False):
+            doc = self.docs.get(h.path)
+            first = doc.path + (f"#{doc.sections[0].anchor}" if doc and doc.sections else "") if doc else h.path
+            out.append(best.get(h.path, first))
+        return out
+
     def via_search(self, question: str, k: int = 10, expander=None) -> Retrieval:
-        result = self.index.search(question, DEPTH, expander=expander)
+        spelled = self.index.respell(question)
+        deep = self.index.query("source", spelled, ORDER_DEPTH, with_snippets=False)
+        queries = [(ORIGINAL_WEIGHT, spelled, deep)]
+        if expander is not None and not is_strong_signal([h.score for h in deep[:DEPTH]]):
+            for q in expansions(expander, question):
+                queries.append((EXPANSION_WEIGHT, q, self.index.query("source", q, ORDER_DEPTH, with_snippets=False)))
         lists: list[tuple[float, list[str]]] = []
         pages: list[str] = []
         via: dict[str, str] = {}
-        queries = [(ORIGINAL_WEIGHT, result.searched)] + [(EXPANSION_WEIGHT, e) for e in result.expanded]
-        for n, (weight, q) in enumerate(queries):
-            src = self.index.query("source", q, DEPTH, with_snippets=False)
+        for n, (weight, q, hits) in enumerate(queries):
+            order = {h.refs[0]: i for i, h in enumerate(hits) if h.refs}
             found = self.index.query("page", q, DEPTH, with_snippets=False)
             whole = [h for h in found if not h.anchor][:SEARCH_PAGES]
-            lists.append((weight, _flatten(src)))
-            order = self.source_order(q)
+            lists.append((weight, _flatten(hits[:DEPTH])))
             lists.append((weight * WIKI_WEIGHT, self.page_refs(whole, order)))
             lists.append((weight * WIKI_WEIGHT, _flatten([h for h in found if h.anchor], order)))
+            lists.append((weight * DOC_WEIGHT, self.doc_refs(q, order)))
             pages += [h.path for h in whole]
             for h in found:
                 if h.anchor:
                     for r in h.refs:
                         via.setdefault(r, h.target)
-            if n == 0:  # entities the question itself names
+            if n == 0:  # entities the question itself names, and its words as prefixes
                 lists.append((ENTITY_WEIGHT, self.entity_refs(q, order)))
-        fused = fuse_refs(lists)
-        pages = list(dict.fromkeys(pages))
+                prefixed = self.index.query("source", q, DEPTH, with_snippets=False, prefix=True)
+                lists.append((weight * PREFIX_WEIGHT, _flatten(prefixed)))
+        fused = keep_first(fuse_refs(lists), _flatten(deep[:RAW_KEPT]))
         refs = files_first(fused)
-        return Retrieval(
-            question, "search", refs[:k], result.hits, pages, self.evidence(question, fused), via
-        )
+        pages = list(dict.fromkeys(pages))
+        return Retrieval(question, "search", refs[:k], pages, self.evidence(question, fused), via, fused)
 
     def via_index(self, question: str, k: int = 10, pages: int = INDEX_PAGES) -> Retrieval:
-        """The agent protocol: read index.md, open the best few pages, take their best sections."""
+        """The agent protocol: read index.md (and its sub-indexes), open the pages whose lines
+        match best, and search within them: their headings and the sources they cite."""
         entries = self.index.query("index", question, DEPTH, with_snippets=False)
         chosen = list(dict.fromkeys(h.path for h in entries))[:pages]
         inside = self.index.query("page", question, DEPTH, paths=chosen, with_snippets=False)
-        order = self.source_order(question)
+        cited = sorted({split_ref(r)[0] for h in inside for r in h.refs})
+        order = self.source_order(question, cited)
         sections = [h for h in inside if h.anchor]
         whole = [h for h in inside if not h.anchor]
-        fused = fuse_refs([(ORIGINAL_WEIGHT, _flatten(sections, order)), (1.0, self.page_refs(whole, order))])
+        fused = fuse_refs(
+            [
+                (ORIGINAL_WEIGHT, sorted(order, key=order.__getitem__)[:DEPTH]),
+                (ORIGINAL_WEIGHT * WIKI_WEIGHT, _flatten(sections, order)),
+                (ORIGINAL_WEIGHT * WIKI_WEIGHT, self.page_refs(whole, order)),
+                (ORIGINAL_WEIGHT * DOC_WEIGHT, self.doc_refs(question, order, cited)),
+            ]
+        )
         via = {}
         for h in sections:
             for r in h.refs:
                 via.setdefault(r, h.target)
         refs = files_first(fused)
-        return Retrieval(question, "index", refs[:k], inside, chosen, self.evidence(question, fused), via)
+        return Retrieval(question, "index", refs[:k], chosen, self.evidence(question, fused), via, fused)
 
     # -- answering
 
-    def answer(self, question: str, mode: str = "index", model=None, expander=None) -> Answer:
-        found = self.retrieve(question, mode, k=8, expander=expander)
+    def answer(
+        self, question: str, mode: str = "index", model=None, expander=None, found: Retrieval | None = None
+    ) -> Answer:
+        found = found or self.retrieve(question, mode, k=8, expander=expander)
         if model is not None:
             return self.llm_answer(question, found, model)
         if found.refused:
@@ -346,49 +392,16 @@ class Lookup:
         """``refs`` without the sections of superseded versions: an answer states what holds now."""
         return [r for r in refs if split_ref(r)[0] not in self.superseded]
 
-    def candidate_sentences(self, found: Retrieval, top: int = 4) -> list[AnswerSentence]:
-        """Sentences of the best sections: as the wiki page states them (with its citations) when
-        the section was read in a page, else straight from the layer-1 section."""
-        out: list[AnswerSentence] = []
-        for ref in self.current(found.refs)[:top]:
-            page = found.via.get(ref)
-            got = self._page_sentences(page, ref) if page else []
-            if not got:
-                path, anchor = split_ref(ref)
-                doc = self.docs.get(path)
-                sec = doc.section(anchor) if doc else None
-                text = plain_inline(sec.text) if sec else ""
-                got = [AnswerSentence(s, (ref,)) for s in split_sentences(_prose(text))]
-            out += got
+    def best_sentences(self, question: str, found: Retrieval) -> list[AnswerSentence]:
+        """The answer's sentences: the units of the retrieved sections that hold it (see answer.py)."""
+        out = []
+        for unit in compose(question, self.docs, self.current(found.ranked or found.refs), self.weight):
+            page = found.via.get(unit.ref, "")
+            if unit.kind == "steps":
+                out += [AnswerSentence(f"{i}. {step}", (unit.ref,), page) for i, step in enumerate(unit.parts, 1)]
+            else:
+                out.append(AnswerSentence(unit.text, (unit.ref,), page))
         return out
-
-    def _page_sentences(self, target: str, ref: str) -> list[AnswerSentence]:
-        path, anchor = split_ref(target)
-        for s in page_sections(self.root / path):
-            if s.anchor != anchor:
-                continue
-            out = []
-            for line in s.text.split("\n"):
-                cites = tuple(str(c) for c in parse_citations(line, path))
-                if ref not in cites:
-                    continue
-                text = strip_citations(line).lstrip("-> ").strip()
-                if text and not text.startswith("|"):
-                    out.append(AnswerSentence(plain_inline(text), cites, target))
-            return out
-        return []
-
-    def best_sentences(self, question: str, found: Retrieval, n: int = 3) -> list[AnswerSentence]:
-        terms = query_terms(question)
-        scored = []
-        for i, s in enumerate(self.candidate_sentences(found)):
-            score = self.coverage(terms, s.text)
-            if score > 0:
-                scored.append((-score, i, s))
-        scored.sort(key=lambda x: (x[0], x[1]))
-        best = [s for _, _, s in scored[:n]]
-        order = {id(s): i for _, i, s in scored}
-        return sorted(best, key=lambda s: order[id(s)])
 
     def llm_answer(self, question: str, found: Retrieval, model) -> Answer:
         """Ask the model to answer only from the retrieved sections; keep verified sentences."""
@@ -452,6 +465,21 @@ def fuse_refs(lists: Sequence[tuple[float, Sequence[str]]], k: int = RRF_K) -> l
     for r, rank in best.items():
         scores[r] += TOP_BONUS.get(rank, 0.0)
     return sorted(scores, key=lambda r: (-scores[r], r))
+
+
+def keep_first(fused: Sequence[str], top: Sequence[str], within: int = KEEP_WITHIN) -> list[str]:
+    """``fused`` with each of ``top`` (a single list's first hits) moved up, when fusion ranked it
+    lower, to the last places of the first ``within``: fusion adds evidence, it does not lose
+    what plain BM25 found first."""
+    out = list(fused)
+    for i, ref in enumerate(top):
+        spot = within - len(top) + i
+        if ref in out[:within]:
+            continue
+        if ref in out:
+            out.remove(ref)
+        out.insert(spot, ref)
+    return out
 
 
 def files_first(refs: Sequence[str]) -> list[str]:

@@ -1,12 +1,17 @@
 """Hybrid search: an SQLite FTS5 index over the wiki, layer-1 sections and ``index.md``, fused with RRF.
 
-The index lives in ``.wikic/search.sqlite`` (derived, git-ignored, always rebuildable). It holds
-three FTS5 tables, one per kind of chunk, each with the columns ``title``, ``headings`` and ``body``
-so BM25 can weight titles and headings above body text:
+The index lives in ``.wikic/search.sqlite`` (derived, git-ignored, always rebuildable: a file
+written by another version of the schema is rebuilt). It holds four FTS5 tables, one per kind of
+chunk, each with the columns ``title``, ``headings`` and ``body`` so BM25 can weight titles and
+headings above body text:
 
 - ``page``: every wiki page whole, plus one chunk per heading (with the citations in it);
 - ``source``: every layer-1 section, carrying its heading path;
+- ``doc``: every layer-1 document whole, for answers spread over its sections;
 - ``index``: every ``index.md`` entry (title, keywords, summary), keyed by the page it links.
+
+A layer-1 document's other names (``common_names``, ``aliases``…) are searched with its title, so
+'rocket' finds the sections of the arugula entry.
 
 It is updated by content hash: a file whose bytes did not change is not touched, and a run with
 no change writes nothing. Chinese, Japanese and Korean text is indexed as overlapping character
@@ -32,14 +37,15 @@ import frontmatter
 import yaml
 
 from .draft import parse_citations, strip_citations
-from .errors import SchemaVersionError
+from .facts import aliases
 from .fsutil import sha256_tag
 from .layer1 import layer1_files, parse_doc
 from .markdown import STOPWORDS, plain_inline, split_sections, words
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 1
-KINDS = ("page", "source", "index")
+SCHEMA_VERSION = 2
+KINDS = ("page", "source", "index")  # what ``search`` fuses
+TABLES = (*KINDS, "doc")
 # bm25() weights for (title, headings, body): a match in a title or heading counts above the body.
 WEIGHTS = (4.0, 2.5, 1.0)
 RRF_K = 60
@@ -49,6 +55,7 @@ TOP_BONUS = {1: 0.05, 2: 0.02, 3: 0.02}
 STRONG_TOP = 0.85
 STRONG_GAP = 0.15
 COMPOUND_PART = 3  # shortest half when an unknown word is split in two
+PREFIX_MIN = 4  # shortest term searched as a prefix in prefix queries
 RESPELL_CAP = 1000  # document counts past this make no difference when choosing a split
 
 Expander = Callable[[str], Sequence[str]]
@@ -92,12 +99,14 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys((content or latin) + cjk))
 
 
-def match_expression(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH string that ORs the quoted terms; a lone CJK character matches as a prefix."""
+def match_expression(terms: Sequence[str], prefix: bool = False) -> str:
+    """An FTS5 MATCH string that ORs the quoted terms; a lone CJK character matches as a prefix,
+    and with ``prefix`` so does every Latin term of ``PREFIX_MIN`` letters or more ('safe' finds
+    'safety', 'rain' finds 'rainproof')."""
     parts = []
     for t in terms:
         quoted = '"' + t.replace('"', '""') + '"'
-        if len(t) == 1 and _CJK_CHAR.match(t):
+        if (len(t) == 1 and _CJK_CHAR.match(t)) or (prefix and len(t) >= PREFIX_MIN and t.isalpha()):
             quoted += "*"
         parts.append(quoted)
     return " OR ".join(parts)
@@ -180,10 +189,13 @@ class Chunk:
     headings: str
     body: str
     refs: tuple[str, ...] = ()
+    names: str = ""  # other names of the subject, searched with the title
 
 
 def source_chunks(root: Path, path: Path, data: bytes) -> list[Chunk]:
+    """One chunk per section of a layer-1 document, then the document whole (kind ``doc``)."""
     doc = parse_doc(root, path, data)
+    names = ", ".join(n for n in aliases(doc.meta) if n.lower() != doc.title.lower())
     out = []
     for s in doc.sections:
         ref = doc.path + (f"#{s.anchor}" if s.anchor else "")
@@ -193,10 +205,13 @@ def source_chunks(root: Path, path: Path, data: bytes) -> list[Chunk]:
             if isinstance(desc, str) and desc not in body:
                 body = (desc + "\n" + body).strip()
         out.append(
-            Chunk("source", doc.path, s.anchor, s.heading, doc.title, " > ".join(s.path), body, (ref,))
+            Chunk("source", doc.path, s.anchor, s.heading, doc.title, " > ".join(s.path), body, (ref,), names)
         )
     if not out:  # a file with frontmatter only is still findable by its title
-        out.append(Chunk("source", doc.path, "", "", doc.title, "", "", (doc.path,)))
+        out.append(Chunk("source", doc.path, "", "", doc.title, "", "", (doc.path,), names))
+    whole = "\n".join(ch.body for ch in out)
+    heads = " ; ".join(s.heading for s in doc.sections if s.heading)
+    out.append(Chunk("doc", doc.path, "", "", doc.title, heads, whole, (doc.path,), names))
     return out
 
 
@@ -412,7 +427,7 @@ _DDL = [
     *[
         f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{k} USING fts5(title, headings, body,"
         " tokenize='porter unicode61 remove_diacritics 2')"
-        for k in KINDS
+        for k in TABLES
     ],
 ]
 
@@ -442,12 +457,12 @@ class SearchIndex:
         if exists:
             row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             found = int(row[0]) if row else None
-            if found != SCHEMA_VERSION:
-                raise SchemaVersionError(
-                    f"{self.db_path}: search index schema_version {found}, this wikic reads "
-                    f"{SCHEMA_VERSION}; delete the file and it is rebuilt on the next search"
-                )
-            return
+            if found == SCHEMA_VERSION:
+                return
+            # derived state written by another version of wikic: start afresh, update() refills it
+            c.close()
+            self.db_path.unlink()
+            self.conn = c = sqlite3.connect(self.db_path, check_same_thread=False)
         with c:
             for stmt in _DDL:
                 c.execute(stmt)
@@ -478,20 +493,19 @@ class SearchIndex:
         if pending or gone:
             with self.conn:
                 for rel in gone:
-                    self._delete(rel, known[rel][0])
+                    self._delete(rel)
                     self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
                 for rel, kind, digest, chunks in pending:
                     if rel in known:
-                        self._delete(rel, known[rel][0])
+                        self._delete(rel)
                     self.add_chunks(rel, chunks)
                     self.conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (rel, kind, digest))
                     stats.chunks += len(chunks)
         return stats
 
-    def _delete(self, rel: str, kind: str) -> None:
-        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE file=?", (rel,))]
-        table = "fts_" + ("index" if kind == "index" else kind)
-        self.conn.executemany(f"DELETE FROM {table} WHERE rowid=?", [(i,) for i in ids])
+    def _delete(self, rel: str) -> None:
+        for rowid, kind in self.conn.execute("SELECT id, kind FROM chunks WHERE file=?", (rel,)).fetchall():
+            self.conn.execute(f"DELETE FROM fts_{kind} WHERE rowid=?", (rowid,))
         self.conn.execute("DELETE FROM chunks WHERE file=?", (rel,))
 
     def add_chunks(self, file: str, chunks: Iterable[Chunk]) -> None:
@@ -504,7 +518,12 @@ class SearchIndex:
             )
             self.conn.execute(
                 f"INSERT INTO fts_{ch.kind}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
-                (cur.lastrowid, index_text(ch.title), index_text(ch.headings), index_text(ch.body)),
+                (
+                    cur.lastrowid,
+                    index_text(f"{ch.title} {ch.names}".strip()),
+                    index_text(ch.headings),
+                    index_text(ch.body),
+                ),
             )
 
     # -- reading
@@ -516,13 +535,15 @@ class SearchIndex:
         limit: int = 20,
         paths: Iterable[str] | None = None,
         with_snippets: bool = True,
+        prefix: bool = False,
     ) -> list[Hit]:
-        """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``)."""
+        """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``; with
+        ``prefix``, longer terms also match the words they begin)."""
         terms = query_terms(query) if isinstance(query, str) else list(query)
         if not terms:
             return []
         w = ", ".join(str(x) for x in WEIGHTS)
-        args: list = [match_expression(terms)]
+        args: list = [match_expression(terms, prefix)]
         cols = "c.kind, c.path, c.anchor, c.heading, c.title, c.body, c.refs"
         if paths is None:
             # rank inside FTS first, then join only the rows kept
@@ -604,15 +625,20 @@ class SearchIndex:
         probe = [h.score for h in original.get("source") or next(iter(original.values()), [])]
         strong = is_strong_signal(probe)
         lists: list[tuple[float, list[Hit]]] = [(ORIGINAL_WEIGHT, hits) for hits in original.values()]
-        expanded: list[str] = []
-        if expander is not None and not strong:
-            for q in expander(query):
-                q = " ".join(str(q).split())
-                if not q or q.lower() == query.lower() or q in expanded:
-                    continue
-                expanded.append(q)
-                lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth)) for kind in kinds]
+        expanded = expansions(expander, query) if expander is not None and not strong else []
+        for q in expanded:
+            lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth)) for kind in kinds]
         return SearchResult(query, rrf(lists)[:k], expanded, strong, spelled)
+
+
+def expansions(expander: Expander, query: str) -> list[str]:
+    """The expander's rewrites of ``query``: distinct, non-empty, none the query itself."""
+    out: list[str] = []
+    for q in expander(query):
+        q = " ".join(str(q).split())
+        if q and q.lower() != query.lower() and q not in out:
+            out.append(q)
+    return out
 
 
 def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hit]:
