@@ -7,10 +7,9 @@ The protocol an agent follows, and that ``ask`` follows offline:
 3. answer with the best supporting sentences, each citing ``file#heading``, or say exactly
    ``REFUSAL`` when the evidence is weak.
 
-Evidence is the share of the question's content words, weighted by how rare they are in the
-sources, that the best supporting section contains. Questions about things the sources never
-mention (a product they don't make, an integration they don't have) score low and are refused.
-``REFUSE_BELOW`` was calibrated on a dev split (see ``wikic eval``); it is not tuned per KB.
+Whether the sections found can answer is judged in ``evidence.py``: a question naming a thing, or
+asking about a feature, that they do not mention is refused, and so is one they cover too little
+of. The answer itself is composed in ``answer.py`` from the units of the sections that hold it.
 
 An LLM backend answers only from the retrieved sections, citing their keys; its citations are
 verified as in compile, and sentences that fail are dropped (no sentence left → refusal).
@@ -21,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -31,11 +29,13 @@ import frontmatter
 
 from .answer import compose
 from .citations import Verifier, stem
-from .draft import Citation, parse_citations, strip_citations
+from .draft import Citation
+from .evidence import EVIDENCE_TOP, judge
+from .facts import format_value
 from .layer1 import load_layer1
 from .librarian.extract import aliases, plural_stem
 from .librarian.model import CITED_SENTENCE, ModelRequest, Tool
-from .markdown import STOPWORDS, plain_inline, split_sections, split_sentences, words
+from .markdown import plain_inline, split_sections, words
 from .models import SourceDoc
 from .plan import supersession
 from .search import (
@@ -48,13 +48,10 @@ from .search import (
     expansions,
     is_strong_signal,
     open_index,
-    query_terms,
     wiki_entries,
 )
 
 REFUSAL = "I cannot confirm from the knowledge base."
-REFUSE_BELOW = 0.3  # evidence below this → refuse (calibrated on a dev split; see eval)
-EVIDENCE_TOP = 5  # sections whose text counts as evidence
 MODES = ("index", "search", "raw")
 INDEX_PAGES = 4  # pages an agent opens after reading index.md
 SEARCH_PAGES = 2  # whole-page hits whose citations join the fused list
@@ -83,10 +80,11 @@ class Retrieval:
     evidence: float
     via: dict[str, str] = field(default_factory=dict)  # ref → the wiki file#heading it was read in
     ranked: list[str] = field(default_factory=list)  # the fused ranking itself, uncut
+    reason: str = ""  # why the evidence cannot answer the question ('' when it can)
 
     @property
     def refused(self) -> bool:
-        return self.evidence < REFUSE_BELOW
+        return bool(self.reason)
 
 
 @dataclass(frozen=True)
@@ -160,7 +158,6 @@ class Entities:
         return sorted(found, key=lambda k: (-len(k), k))
 
 
-_NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9]?[a-z]*\b")
 
 
 def split_ref(ref: str) -> tuple[str, str]:
@@ -244,25 +241,23 @@ class Lookup:
                 got += w
         return got / total if total else 0.0
 
-    def unknown_names(self, question: str) -> list[str]:
-        """Capitalised words inside the question (names: products, services, brands) that no
-        source mentions. A question about something the KB never names cannot be confirmed."""
+    def evidence_texts(self, ranked: Sequence[str], top: int = EVIDENCE_TOP) -> list[str]:
+        """The text of the first ``top`` current sections, each with its document's fields."""
         out = []
-        for sentence in split_sentences(question):
-            for w in _NAME.findall(sentence)[1:] if sentence[:1].isupper() else _NAME.findall(sentence):
-                if w.lower() in STOPWORDS or w == "I" or w.lower() in out:
-                    continue
-                if self.index.doc_freq("source", w.lower()) == 0:
-                    out.append(w.lower())
+        for ref in self.current(ranked)[:top]:
+            doc = self.docs.get(split_ref(ref)[0])
+            fields = " ".join(format_value(v) for k, v in doc.meta.items() if k != "layer0") if doc else ""
+            out.append(self.section_text(ref) + "\n" + fields)
         return out
 
-    def evidence(self, question: str, refs: Sequence[str], top: int = EVIDENCE_TOP) -> float:
-        """Share of the question's rare words (IDF-weighted) the first ``top`` sections hold; 0 when
-        the question names something no source mentions."""
-        if self.unknown_names(question):
-            return 0.0
-        text = "\n".join(self.section_text(r) for r in refs[:top])
-        return self.coverage(query_terms(question), text)
+    def known(self, term: str, prefix: bool = False) -> bool:
+        return self.index.doc_freq("source", term, cap=1, prefix=prefix) > 0
+
+    def judged(self, question: str, mode: str, ranked: list[str], k: int, pages=(), via=None) -> Retrieval:
+        """A retrieval with its judgement: whether its evidence can answer (see evidence.py)."""
+        verdict = judge(question, self.evidence_texts(ranked), self.weight, self.known, self.coverage)
+        shown = ranked if mode == "raw" else files_first(ranked)
+        return Retrieval(question, mode, shown[:k], list(pages), verdict.coverage, via or {}, ranked, verdict.reason)
 
     # -- retrieval
 
@@ -283,8 +278,7 @@ class Lookup:
         """
         if mode == "raw":
             hits = self.index.query("source", question, DEPTH, with_snippets=False)
-            refs = _flatten(hits)
-            return Retrieval(question, mode, refs[:k], [], self.evidence(question, refs), ranked=refs)
+            return self.judged(question, mode, _flatten(hits), k)
         if mode == "search":
             return self.via_search(question, k, expander)
         if mode == "index":
@@ -345,9 +339,7 @@ class Lookup:
                 prefixed = self.index.query("source", q, DEPTH, with_snippets=False, prefix=True)
                 lists.append((weight * PREFIX_WEIGHT, _flatten(prefixed)))
         fused = keep_first(fuse_refs(lists), _flatten(deep[:RAW_KEPT]))
-        refs = files_first(fused)
-        pages = list(dict.fromkeys(pages))
-        return Retrieval(question, "search", refs[:k], pages, self.evidence(question, fused), via, fused)
+        return self.judged(question, "search", fused, k, dict.fromkeys(pages), via)
 
     def via_index(self, question: str, k: int = 10, pages: int = INDEX_PAGES) -> Retrieval:
         """The agent protocol: read index.md (and its sub-indexes), open the pages whose lines
@@ -371,8 +363,7 @@ class Lookup:
         for h in sections:
             for r in h.refs:
                 via.setdefault(r, h.target)
-        refs = files_first(fused)
-        return Retrieval(question, "index", refs[:k], chosen, self.evidence(question, fused), via, fused)
+        return self.judged(question, "index", fused, k, chosen, via)
 
     # -- answering
 

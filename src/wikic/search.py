@@ -580,13 +580,14 @@ class SearchIndex:
             for k, p, a, h, t, b, r, s in rows
         ]
 
-    def doc_freq(self, kind: str, term: str, cap: int = -1) -> int:
-        """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it), counting at
-        most ``cap`` of them when it is given (``cap=1`` asks only whether any does)."""
+    def doc_freq(self, kind: str, term: str, cap: int = -1, prefix: bool = False) -> int:
+        """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it; with ``prefix``,
+        a word it begins), counting at most ``cap`` of them when it is given (``cap=1`` asks only
+        whether any does)."""
         try:
             row = self.conn.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM fts_{kind} WHERE fts_{kind} MATCH ? LIMIT ?)",
-                (match_expression([term]), cap),
+                (match_expression([term], prefix), cap),
             ).fetchone()
         except sqlite3.OperationalError:
             return 0
