@@ -95,7 +95,7 @@ def test_search_links_entities_the_wiki_has_entries_for(tree):
     finally:
         lookup.close()
     assert "layer1_sources/crops/carrot.md#sowing" in raw  # the alias is indexed with its source
-    assert "layer1_sources/crops/carrot.md#sowing" in found
+    assert any(r.startswith("layer1_sources/crops/carrot.md#") for r in found)
     assert linked == ["layer1_sources/crops/carrot.md#sowing"]
 
 
