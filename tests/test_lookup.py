@@ -85,6 +85,8 @@ def test_search_links_entities_the_wiki_has_entries_for(tree):
         files[f"layer1_sources/faq/pump-{i}.md"] = _source(
             f"Pump {i}", f"## Cleaning\n\nPull out the pump {i} and leave a gap so the extra water drains."
         )
+    for i in range(30):  # enough documents for a name in one of them to be rare
+        files[f"layer1_sources/faq/light-{i}.md"] = _source(f"Light {i}", f"## Schedule\n\nLight {i} runs 16 hours.")
     root = tree(files)
     question = "When do I pull out the extra Karotte sprouts, and what gap should I leave?"
     lookup = Lookup(root)
