@@ -91,7 +91,7 @@ def test_search_links_entities_the_wiki_has_entries_for(tree):
     question = "When do I pull out the extra Karotte sprouts, and what gap should I leave?"
     lookup = Lookup(root)
     try:
-        raw = lookup.retrieve(question, "raw", k=3).refs
+        raw = lookup.retrieve(question, "raw", k=10).refs
         found = lookup.retrieve(question, "search", k=3).refs
         linked = lookup.entity_refs("pull the pump out of the karotte bed", {})
     finally:
