@@ -86,7 +86,9 @@ def test_search_links_entities_the_wiki_has_entries_for(tree):
             f"Pump {i}", f"## Cleaning\n\nPull out the pump {i} and leave a gap so the extra water drains."
         )
     for i in range(30):  # enough documents for a name in one of them to be rare
-        files[f"layer1_sources/faq/light-{i}.md"] = _source(f"Light {i}", f"## Schedule\n\nLight {i} runs 16 hours.")
+        files[f"layer1_sources/faq/light-{i}.md"] = _source(
+            f"Light {i}", f"## Schedule\n\nLight {i} runs 16 hours."
+        )
     root = tree(files)
     question = "When do I pull out the extra Karotte sprouts, and what gap should I leave?"
     lookup = Lookup(root)
@@ -216,7 +218,7 @@ def test_llm_answer_keeps_only_verified_citations(example):
 
 
 def test_model_expander_feeds_search(example):
-    from wikic.ask import model_expander
+    from wikic.backend import model_expander
 
     model = MockModel().enqueue({"queries": ["pump cleaning vinegar"]})
     lookup = Lookup(example)

@@ -59,32 +59,74 @@ class Quantity:
 
 
 _LENGTH = ("mm", "cm", "m", "km", "in", "inch", "inches", "ft", "feet", "meter", "meters", "metre", "metres")
-_TIME = ("s", "sec", "second", "seconds", "min", "minute", "minutes", "h", "hr", "hour", "hours", "day", "days")
+_TIME = (
+    "s",
+    "sec",
+    "second",
+    "seconds",
+    "min",
+    "minute",
+    "minutes",
+    "h",
+    "hr",
+    "hour",
+    "hours",
+    "day",
+    "days",
+)
 _TIME += ("week", "weeks", "month", "months", "year", "years", "am", "pm")
 _FREQUENCY = ("once", "twice", "daily", "weekly", "monthly", "yearly", "annually", "every")
 # Plain English for asking after a quantity, and how sources label and measure it.
 QUANTITIES: dict[str, Quantity] = {
-    "spacing": Quantity(("apart", "gap", "spacing", "space between", "distance between", "how far"),
-                        ("apart", "spacing", "distance", "space", "gap"), _LENGTH),
+    "spacing": Quantity(
+        ("apart", "gap", "spacing", "space between", "distance between", "how far"),
+        ("apart", "spacing", "distance", "space", "gap"),
+        _LENGTH,
+    ),
     "height": Quantity(("how tall", "tallest", "how high", "height"), ("height", "tall", "high"), _LENGTH),
     "width": Quantity(("how wide", "widest", "width", "spread"), ("width", "wide", "spread"), _LENGTH),
     "depth": Quantity(("how deep", "depth"), ("deep", "depth", "cover"), _LENGTH),
-    "size": Quantity(("what size", "how big", "how large", "dimensions", "resolution"),
-                     ("size", "dimensions", "resolution"), (*_LENGTH, "mp", "px")),
-    "duration": Quantity(("how long", "how soon", "how quickly", "until", "how many days", "how many hours"),
-                         ("time", "take", "takes", "last", "lasts", "duration", "long"), (*_TIME, *_LENGTH)),
+    "size": Quantity(
+        ("what size", "how big", "how large", "dimensions", "resolution"),
+        ("size", "dimensions", "resolution"),
+        (*_LENGTH, "mp", "px"),
+    ),
+    "duration": Quantity(
+        ("how long", "how soon", "how quickly", "until", "how many days", "how many hours"),
+        ("time", "take", "takes", "last", "lasts", "duration", "long"),
+        (*_TIME, *_LENGTH),
+    ),
     "frequency": Quantity(("how often", "how frequently"), ("often", "frequency"), _TIME, _FREQUENCY),
-    "temperature": Quantity(("how warm", "how hot", "how cold", "temperature"),
-                            ("temperature", "warm", "cold", "hot"), ("°c", "°f", "c", "f")),
-    "weight": Quantity(("how heavy", "weigh", "weight"), ("weight", "heavy", "weighs"), ("kg", "g", "lb", "lbs")),
+    "temperature": Quantity(
+        ("how warm", "how hot", "how cold", "temperature"),
+        ("temperature", "warm", "cold", "hot"),
+        ("°c", "°f", "c", "f"),
+    ),
+    "weight": Quantity(
+        ("how heavy", "weigh", "weight"), ("weight", "heavy", "weighs"), ("kg", "g", "lb", "lbs")
+    ),
     "voltage": Quantity(("voltage", "volts", "volt"), ("voltage", "volts", "volt"), ("v", "vac", "vdc")),
     "cost": Quantity(("cost", "price", "how expensive"), ("price", "cost", "total"), ("$", "usd", "eur")),
-    "count": Quantity(("how many", "how much", "what value", "which value", "cap", "limit", "maximum",
-                       "minimum", "at most", "at least"),
-                      ("limit", "maximum", "max", "minimum", "min", "up to", "at most", "at least")),
+    "count": Quantity(
+        (
+            "how many",
+            "how much",
+            "what value",
+            "which value",
+            "cap",
+            "limit",
+            "maximum",
+            "minimum",
+            "at most",
+            "at least",
+        ),
+        ("limit", "maximum", "max", "minimum", "min", "up to", "at most", "at least"),
+    ),
 }
-_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty"
-                 " hundred thousand dozen half").split()
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty"
+    " hundred thousand dozen half"
+).split()
 _NUMBER = re.compile(
     r"(?<![\w.])[$]?(\d+(?:[.,/]\d+)*|(?:" + "|".join(_NUMBER_WORDS) + r")\b)\s*(°\s?[CF]|[a-zA-Zµ]+)?",
     re.IGNORECASE,
@@ -329,7 +371,9 @@ class Scorer:
         numbers = _NUMBER.findall(text)
         if not numbers and not self.values.intersection(said):
             return 0.0
-        labelled = bool(self.labels.intersection(stem(w) for w in said)) or bool(self.values.intersection(said))
+        labelled = bool(self.labels.intersection(stem(w) for w in said)) or bool(
+            self.values.intersection(said)
+        )
         measured = any(u and u.lower().replace(" ", "") in self.units for _, u in numbers)
         return NUMBER + QUANTITY * labelled + MEASURE * measured
 
@@ -448,14 +492,18 @@ def compose(question: str, docs: dict[str, SourceDoc], refs: Sequence[str], weig
     if best.kind == "steps":
         return [best]
     named = [
-        scorer.facts_first(c.unit) for c in candidates if c.named and c.unit.kind == "facts" and len(c.unit.parts) > 1
+        scorer.facts_first(c.unit)
+        for c in candidates
+        if c.named and c.unit.kind == "facts" and len(c.unit.parts) > 1
     ]
     if best.kind == "facts":
         best = scorer.facts_first(best)
     # the fact lists of the subjects the question names come first: they are what it asks about
     chosen = list({u.text: u for u in [*named, best]}.values())
     budget = MAX_WORDS - sum(len(u.text.split()) for u in chosen)
-    section = [c.unit for c in candidates if c.unit.ref == best.ref and c.unit.kind in ("sentence", "item", "row")]
+    section = [
+        c.unit for c in candidates if c.unit.ref == best.ref and c.unit.kind in ("sentence", "item", "row")
+    ]
     if best.kind != "facts" and sum(len(u.text.split()) for u in section) <= SHORT_SECTION:
         rest = [u for u in section if u is not best]
         chosen += rest

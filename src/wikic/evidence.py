@@ -44,7 +44,9 @@ _FEATURE = re.compile(
     r"integrat\w* with|sync\w* with|runs? on|connects? to|pair\w* with)\s+(.*)",
     re.IGNORECASE,
 )
-_PHRASE_END = re.compile(r"\b(?:for|in|on|to|with|from|of|that|which|so|when|if|or|and|by|at|into)\b|[?,.!;:]")
+_PHRASE_END = re.compile(
+    r"\b(?:for|in|on|to|with|from|of|that|which|so|when|if|or|and|by|at|into)\b|[?,.!;:]"
+)
 _VAGUE = frozenset({"way", "official", "option", "setting", "thing", "something", "anything"})
 
 
@@ -100,7 +102,9 @@ def feature(question: str) -> list[str]:
         return []
     rest = m.group(1)
     end = _PHRASE_END.search(rest)
-    phrase = [w for w in words(rest[: end.start()] if end else rest) if w not in STOPWORDS and w not in _VAGUE]
+    phrase = [
+        w for w in words(rest[: end.start()] if end else rest) if w not in STOPWORDS and w not in _VAGUE
+    ]
     return phrase if len(phrase) > 1 else []
 
 

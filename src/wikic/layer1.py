@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import frontmatter
-import yaml
-
 from .errors import KBError
 from .fsutil import sha256_tag
 from .markdown import split_sections
@@ -17,6 +14,9 @@ LAYER1 = "layer1_sources"
 
 def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
     """Parse one layer-1 file. ``source`` and ``id`` default to its folder and file stem."""
+    import frontmatter  # here, not at the top: lookups that only read the search index skip it
+    import yaml
+
     rel = path.relative_to(root).as_posix()
     if data is None:
         data = path.read_bytes()
