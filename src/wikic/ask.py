@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -46,7 +46,8 @@ from .search import (
 REFUSAL = "I cannot confirm from the knowledge base."
 MODES = ("index", "search", "raw")
 LLM_SECTIONS = 8  # retrieved sections an LLM answers from
-INDEX_PAGES = 4  # pages an agent opens after reading index.md
+INDEX_PAGES = 12  # pages an agent opens after reading index.md
+SKIM_WEIGHT = 0.5  # pages chosen by their whole text, against their index lines
 SEARCH_PAGES = 2  # whole-page hits whose citations join the fused list
 PAGE_REFS = 3  # cited sections taken from each such page
 WIKI_WEIGHT = 0.25  # the wiki's lists (pages, headings) against the source sections' list
@@ -367,11 +368,13 @@ class Lookup:
         fused = keep_first(fuse_refs(lists), _flatten(deep[:RAW_KEPT]))
         return self.judged(question, "search", fused, k, dict.fromkeys(pages), via)
 
-    def via_index(self, question: str, k: int = 10, pages: int = INDEX_PAGES) -> Retrieval:
+    def via_index(self, question: str, k: int = 10) -> Retrieval:
         """The agent protocol: read index.md (and its sub-indexes), open the pages whose lines
         match best, and search within them: their headings and the sources they cite."""
         entries = self.index.query("index", question, DEPTH, with_snippets=False)
-        chosen = list(dict.fromkeys(h.path for h in entries))[:pages]
+        skimmed = [h for h in self.index.query("page", question, DEPTH, with_snippets=False) if not h.anchor]
+        routes = [(1.0, list(dict.fromkeys(h.path for h in entries))), (SKIM_WEIGHT, [h.path for h in skimmed])]
+        chosen = fuse_refs(routes)[:INDEX_PAGES]
         inside = self.index.query("page", question, DEPTH, paths=chosen, with_snippets=False)
         cited = sorted({split_ref(r)[0] for h in inside for r in h.refs})
         order = self.source_order(question, cited)
@@ -389,7 +392,12 @@ class Lookup:
         for h in sections:
             for r in h.refs:
                 via.setdefault(r, h.target)
-        return self.judged(question, "index", fused, k, chosen, via)
+        found = self.judged(question, "index", fused, k, chosen, via)
+        if not found.refused:
+            return found
+        # the index was not enough: the agent searches, as the protocol says
+        searched = self.via_search(question, k)
+        return replace(searched, mode="index", pages=list(dict.fromkeys([*chosen, *searched.pages])))
 
     # -- answering
 
