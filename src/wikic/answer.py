@@ -44,7 +44,8 @@ ENTITY = 0.3  # a unit of a document whose subject the question names (by title 
 QUANTITY = 0.35  # a stated quantity labelled as what is asked for ('Height: 240', 'every month')
 MEASURE = 0.2  # a number in the unit the asked-for quantity is measured in ('0.5m' for a height)
 NUMBER = 0.1  # any number, when a quantity is asked for
-STEPS = 0.35  # a numbered list, when the question asks how to do something
+STEPS = 0.1  # a numbered list, when the question asks how to do something
+NOT_STEPS = 0.35  # a numbered list, when it does not (the list is long, its words many)
 HEADING = 0.6  # the question words its title and headings hold: what the unit is about
 PAIRS = 0.3  # the question's adjacent word pairs found side by side in the unit
 RARE_NAME = math.log(1 / 0.03)  # a name names a subject when one of its words is this rare (IDF)
@@ -433,7 +434,7 @@ class Scorer:
         s += HEADING * self.coverage(unit.context)
         s += ENTITY * named + PAIRS * self.pairs(said)
         if unit.kind == "steps":
-            s += STEPS if self.shape.how_to else -STEPS
+            s += STEPS if self.shape.how_to else -NOT_STEPS
         return s
 
 

@@ -288,18 +288,26 @@ def print_eval(report, title: str = "") -> None:
         if key not in ("mode",):
             table.add_row(key, "—" if value is None else str(value))
     out.print(table)
+    if report.by_type:
+        columns = [f"file_recall@{report.k}", "answer_accuracy", "correct_refusal", "false_refusal"]
+        per_type = report_table("type", "questions", *columns)
+        for kind, figures in report.by_type.items():
+            per_type.add_row(kind, str(figures["questions"]), *(_figure(figures.get(c)) for c in columns))
+        out.print(per_type)
     for c in report.cases:
         if c.failed:
-            why = (
-                "not refused"
-                if not c.expected
-                else ("refused" if c.refused else f"recall {c.file_recall:.2f}")
-            )
             out.print(
-                f"FAIL {c.id} ({why}): {c.question[:70]} expected {c.expected} got {c.retrieved[:3]}",
+                f"FAIL {c.id} ({'; '.join(c.problems)}): {c.question[:70]} expected {c.expected} "
+                f"got {c.retrieved[:3]}",
                 markup=False,
                 soft_wrap=True,
             )
+            if c.answer:
+                out.print(f"     answer: {c.answer[:300]}", markup=False, soft_wrap=True)
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
 
 
 @app.command("tune-index")

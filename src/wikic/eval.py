@@ -151,9 +151,24 @@ class Case:
 
     @property
     def failed(self) -> bool:
+        return bool(self.problems)
+
+    @property
+    def problems(self) -> list[str]:
+        """What went wrong, in words ('' nothing): a refusal missed or made, files not found, an
+        answer lacking strings or not citing an expected file."""
         if not self.expected:
-            return not self.refused
-        return (self.file_recall or 0.0) < 1.0 or self.refused or self.answer_correct is False
+            return [] if self.refused else ["not refused"]
+        if self.refused:
+            return ["refused"]
+        out = []
+        if (self.file_recall or 0.0) < 1.0:
+            out.append(f"recall {self.file_recall or 0.0:.2f}")
+        if self.missing:
+            out.append(f"answer lacks {self.missing}")
+        if self.cited_gold is False:
+            out.append("answer cites no expected file")
+        return out
 
     def as_dict(self) -> dict:
         return {

@@ -32,8 +32,8 @@ from .markdown import STOPWORDS, split_sentences, words
 from .search import query_terms
 
 EVIDENCE_TOP = 5  # sections whose text counts as evidence
-REFUSE_BELOW = 0.3  # evidence coverage below this → refuse
-FOREIGN_SHARE = 0.6  # share of the question's (weighted) words no source uses → refuse
+REFUSE_BELOW = 0.2  # evidence coverage below this → refuse
+FOREIGN_SHARE = 0.5  # share of the question's (weighted) words no source uses → refuse
 WINDOW = 6  # words of a name or feature phrase must lie within this many words of each other
 PREFIX = 5  # a word matches another sharing this many first letters ('powdery' ~ 'powder')
 

@@ -93,11 +93,14 @@ def index_text(text: str) -> str:
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of a natural-language query worth searching for: stopwords dropped (unless
-    nothing else is left), CJK runs split into bigrams, duplicates removed, order kept."""
+    """The words of a natural-language query worth searching for: stopwords and the pronouns and
+    negations of contractions dropped ("I've", "don't"; "bot's" is searched as "bot") unless
+    nothing else is left, CJK runs split into bigrams, duplicates removed, order kept."""
     latin: list[str] = []
     cjk: list[str] = []
-    for w in words(query):
+    for w in map(uncontract, words(query)):
+        if not w:
+            continue
         if has_cjk(w):
             run_of = _cjk()[0]
             for run in run_of.findall(w):
@@ -108,6 +111,17 @@ def query_terms(query: str) -> list[str]:
             latin.append(w)
     content = [w for w in latin if w not in STOPWORDS]
     return list(dict.fromkeys((content or latin) + cjk))
+
+
+_CONTRACTED = re.compile(r"^(\w+)['’](s|m|ve|ll|re|d|t)$")
+
+
+def uncontract(word: str) -> str:
+    """'bot's' → 'bot', "it'll" → 'it', "don't" → '' (a negation says nothing to search for)."""
+    m = _CONTRACTED.match(word)
+    if not m:
+        return word
+    return "" if m.group(2) == "t" else m.group(1)
 
 
 def match_expression(terms: Sequence[str], prefix: bool = False) -> str:
