@@ -64,14 +64,15 @@ class Judgement:
 
 
 def names(question: str) -> list[str]:
-    """The names a question uses: runs of words written as names (see the module docstring); a
-    sentence's first word, 'I' and its contractions, and counts such as '16-pocket' are not."""
+    """The names a question uses: runs of words written as names (see the module docstring), with a
+    number that follows one ('Pi 5'); a sentence's first word, 'I' and its contractions, and
+    counts such as '16-pocket' are not names."""
     out: list[str] = []
     for sentence in split_sentences(question):
         run: list[str] = []
         for i, raw in enumerate(_TOKEN.findall(sentence)):
             tok = raw.strip(".'’-")
-            if _is_name(tok, first=i == 0):
+            if _is_name(tok, first=i == 0) or (run and tok.isdigit()):
                 run.append(tok)
                 continue
             if run:
