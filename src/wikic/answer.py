@@ -345,6 +345,7 @@ class Scorer:
     def __init__(self, question: str, weight: Callable[[str], float]):
         self.shape = Shape.of(question)
         self.weight = weight
+        self._covered: dict[str, float] = {}  # text → coverage: contexts repeat across units
         self.terms = [(stem(t), weight(t)) for t in self.shape.terms]
         self.total = sum(w for _, w in self.terms) or 1.0
         asked = [QUANTITIES[q] for q in self.shape.quantities]
@@ -356,8 +357,10 @@ class Scorer:
         self.bigrams = [((stem(a), stem(b)), weight(a) + weight(b)) for a, b in zip(content, content[1:])]
 
     def coverage(self, text: str) -> float:
-        vocab = {stem(w) for w in words(text)}
-        return sum(w for t, w in self.terms if t in vocab) / self.total
+        if text not in self._covered:
+            vocab = {stem(w) for w in words(text)}
+            self._covered[text] = sum(w for t, w in self.terms if t in vocab) / self.total
+        return self._covered[text]
 
     def quantity(self, unit: Unit) -> float:
         """How well the unit states the quantity asked for (0 when none is asked for)."""

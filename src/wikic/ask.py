@@ -28,7 +28,7 @@ from .answer import compose
 from .citations import Verifier, stem
 from .draft import Citation
 from .evidence import EVIDENCE_TOP, judge
-from .facts import format_value, plural_stem
+from .facts import format_value
 from .markdown import plain_inline, words
 from .models import SourceDoc
 from .search import (
@@ -36,6 +36,7 @@ from .search import (
     ORIGINAL_WEIGHT,
     RRF_K,
     TOP_BONUS,
+    Entities,
     Hit,
     SearchIndex,
     expansions,
@@ -120,39 +121,6 @@ class Answer:
         }
 
 
-class Entities:
-    """What the wiki has an entry for (a crop, an article, a part): each level-2 heading of a page,
-    known by its heading and, when it is a source's title, that source's aliases. A question that
-    names one is linked to the sections the wiki files under it, which plain retrieval finds only
-    if the rest of the question happens to use the sources' words."""
-
-    def __init__(self, entries: Sequence[tuple[str, str, Sequence[str]]], docs: dict[str, tuple]):
-        """``docs``: {path: (source, id, key, title, aliases)} (``SearchIndex.doc_names``)."""
-        self.refs: dict[tuple[str, ...], dict[str, None]] = {}  # name words → cited sections, in order
-        for _, heading, refs in entries:
-            names = [heading]
-            for path in dict.fromkeys(split_ref(r)[0] for r in refs):
-                doc = docs.get(path)
-                if doc is not None and doc[3] == heading:
-                    names += doc[4]
-            for name in names:
-                key = tuple(plural_stem(w) for w in words(name))
-                if key and len(" ".join(key)) >= 4:
-                    self.refs.setdefault(key, {}).update(dict.fromkeys(refs))
-        self.longest = max((len(k) for k in self.refs), default=0)
-
-    def named_in(self, text: str) -> list[tuple[str, ...]]:
-        """The entity names that occur in ``text`` as whole words, longest first."""
-        toks = [plural_stem(w) for w in words(text)]
-        found = {
-            tuple(toks[i : i + n])
-            for n in range(1, self.longest + 1)
-            for i in range(len(toks) - n + 1)
-            if tuple(toks[i : i + n]) in self.refs
-        }
-        return sorted(found, key=lambda k: (-len(k), k))
-
-
 def split_ref(ref: str) -> tuple[str, str]:
     path, _, anchor = ref.partition("#")
     return path, anchor
@@ -164,17 +132,19 @@ class Documents(Mapping[str, SourceDoc]):
 
     def __init__(self, index: SearchIndex):
         self.index = index
-        self.paths = list(index.doc_names())
-        self._known = set(self.paths)
-        self._read: dict[str, SourceDoc] = {}
+        self._read: dict[str, SourceDoc | None] = {}
+
+    @cached_property
+    def paths(self) -> list[str]:
+        return list(self.index.doc_names())
 
     def __getitem__(self, path: str) -> SourceDoc:
         if path not in self._read:
-            doc = self.index.doc(path) if path in self._known else None
-            if doc is None:
-                raise KeyError(path)
-            self._read[path] = doc
-        return self._read[path]
+            self._read[path] = self.index.doc(path)
+        doc = self._read[path]
+        if doc is None:
+            raise KeyError(path)
+        return doc
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.paths)
@@ -183,7 +153,7 @@ class Documents(Mapping[str, SourceDoc]):
         return len(self.paths)
 
     def __contains__(self, path: object) -> bool:
-        return path in self._known
+        return isinstance(path, str) and self.get(path) is not None
 
 
 class Lookup:
@@ -201,7 +171,7 @@ class Lookup:
 
     @cached_property
     def entities(self) -> Entities:
-        return Entities(self.index.entries(), self.index.doc_names())
+        return self.index.entities()
 
     def entity_refs(self, question: str, order: dict[str, int], per: int = ENTITY_REFS) -> list[str]:
         """Sections the wiki files under the distinctive entities the question names (a name

@@ -36,14 +36,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .facts import aliases
+from .facts import aliases, plural_stem
 from .fsutil import sha256_tag
 from .layer1 import LAYER1, parse_doc
 from .markdown import STOPWORDS, plain_inline, split_sections, words
 from .models import SourceDoc
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 KINDS = ("page", "source", "index")  # what ``search`` fuses
 TABLES = (*KINDS, "doc")
 # bm25() weights for (title, headings, body): a match in a title or heading counts above the body.
@@ -550,6 +550,8 @@ class SearchIndex:
                 self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
                 if any(known[rel][0] == "source" for rel in gone) or any(p[5] is not None for p in pending):
                     self._store_supersession()
+                if gone or pending:
+                    self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
         return stats
 
     def _add_doc(self, doc: SourceDoc) -> None:
@@ -573,8 +575,10 @@ class SearchIndex:
         (it needs every document), so a lookup reads it instead of reading them all."""
         from .plan import supersession
 
-        value = json.dumps(supersession(self.docs()), sort_keys=True)
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('superseded', ?)", (value,))
+        self._store("superseded", json.dumps(supersession(self.docs()), sort_keys=True))
+
+    def _store(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     # -- layer-1 documents
 
@@ -623,6 +627,11 @@ class SearchIndex:
     def _schema_digest(self) -> str:
         path = self.root / "schema" / "wiki.yaml"
         return sha256_tag(path.read_bytes()) if path.is_file() else ""
+
+    def entities(self) -> Entities:
+        """The names the wiki has entries for, and the sections filed under each (see Entities)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='entities'").fetchone()
+        return Entities.from_json(row[0]) if row else Entities([], {})
 
     def superseded(self) -> dict[str, str]:
         """{superseded layer-1 path: the path of the document that replaces it}."""
@@ -777,6 +786,49 @@ def expansions(expander: Expander, query: str) -> list[str]:
         if q and q.lower() != query.lower() and q not in out:
             out.append(q)
     return out
+
+
+class Entities:
+    """What the wiki has an entry for (a crop, an article, a part): each level-2 heading of a page,
+    known by its heading and, when it is a source's title, that source's aliases. A question that
+    names one is linked to the sections the wiki files under it, which plain retrieval finds only
+    if the rest of the question happens to use the sources' words."""
+
+    def __init__(self, entries: Sequence[tuple[str, str, Sequence[str]]], docs: dict[str, tuple]):
+        """``docs``: {path: (source, id, key, title, aliases)} (``SearchIndex.doc_names``)."""
+        self.refs: dict[tuple[str, ...], dict[str, None]] = {}  # name words → cited sections, in order
+        for _, heading, refs in entries:
+            names = [heading]
+            for path in dict.fromkeys(r.partition("#")[0] for r in refs):
+                doc = docs.get(path)
+                if doc is not None and doc[3] == heading:
+                    names += doc[4]
+            for name in names:
+                key = tuple(plural_stem(w) for w in words(name))
+                if key and len(" ".join(key)) >= 4:
+                    self.refs.setdefault(key, {}).update(dict.fromkeys(refs))
+        self.longest = max((len(k) for k in self.refs), default=0)
+
+    def as_json(self) -> str:
+        return json.dumps([[list(k), list(v)] for k, v in self.refs.items()], ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Entities:
+        out = cls([], {})
+        out.refs = {tuple(k): dict.fromkeys(v) for k, v in json.loads(text)}
+        out.longest = max((len(k) for k in out.refs), default=0)
+        return out
+
+    def named_in(self, text: str) -> list[tuple[str, ...]]:
+        """The entity names that occur in ``text`` as whole words, longest first."""
+        toks = [plural_stem(w) for w in words(text)]
+        found = {
+            tuple(toks[i : i + n])
+            for n in range(1, self.longest + 1)
+            for i in range(len(toks) - n + 1)
+            if tuple(toks[i : i + n]) in self.refs
+        }
+        return sorted(found, key=lambda k: (-len(k), k))
 
 
 def _doc(row: tuple) -> SourceDoc:
