@@ -518,7 +518,7 @@ def compose(question: str, docs: dict[str, SourceDoc], refs: Sequence[str], weig
         same = u.ref == best.ref
         if len(chosen) >= MAX_UNITS:
             break
-        if s < (SAME_SUPPORT if same else SUPPORT) * best_score or u.kind in ("steps", "facts"):
+        if s < (SAME_SUPPORT if same else SUPPORT) * best_score or u.kind == "steps":
             continue
         if any(u.text in c.text or c.text in u.text for c in chosen) or len(u.text.split()) > budget:
             continue
