@@ -270,7 +270,7 @@ def eval_cmd(
     k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for recall and MRR.")] = 5,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write summary and cases as JSON.")] = None,
 ) -> None:
-    """Retrieval evaluation: file/section recall@k, MRR, refusals and latency."""
+    """Retrieval and answer evaluation: recall@k, MRR, answer accuracy, refusals, latency."""
     from .eval import load_questions, run_eval
     from .fsutil import atomic_write
 
