@@ -154,10 +154,14 @@ def test_names_and_features_a_question_asks_about():
 
 
 def test_judge_refuses_named_things_and_features_the_evidence_does_not_hold():
-    evidence = ["The camera takes dark photos at night. " + "It has a lens and a sensor. " * 3 + "A read-only mode."]
+    evidence = [
+        "The camera takes dark photos at night. " + "It has a lens and a sensor. " * 3 + "A read-only mode."
+    ]
 
     def verdict(question: str):
-        return judge(question, evidence, lambda t: 1.0, lambda t, prefix=False: not t.startswith("zigb"), _coverage)
+        return judge(
+            question, evidence, lambda t: 1.0, lambda t, prefix=False: not t.startswith("zigb"), _coverage
+        )
 
     assert verdict("Does the camera take dark photos?").reason == ""
     assert "Home Assistant" in verdict("Does the camera work with Home Assistant?").reason
@@ -294,3 +298,23 @@ def test_scorer_names_longest_first():
     )
     scorer = Scorer("Do I thin Cherry Belle radishes like French Breakfast ones?", lambda t: 5.0)
     assert scorer.named([cherry, radish]) == {radish.path}
+
+
+def test_a_short_section_is_given_whole_in_its_own_order():
+    body = "# Returns\n\nYou can return a garden within 60 days of delivery.\nThis replaces the older return policy.\n"
+    doc = SourceDoc(
+        "faq",
+        "r",
+        "r",
+        "layer1_sources/faq/r.md",
+        "Returns",
+        {"title": "Returns"},
+        body,
+        "",
+        tuple(split_sections(body)),
+    )
+    units = compose("What is the return policy?", {doc.path: doc}, [doc.path + "#returns"], lambda t: 1.0)
+    assert [u.text for u in units] == [
+        "You can return a garden within 60 days of delivery.",
+        "This replaces the older return policy.",
+    ]

@@ -509,9 +509,9 @@ def compose(question: str, docs: dict[str, SourceDoc], refs: Sequence[str], weig
         c.unit for c in candidates if c.unit.ref == best.ref and c.unit.kind in ("sentence", "item", "row")
     ]
     if best.kind != "facts" and sum(len(u.text.split()) for u in section) <= SHORT_SECTION:
-        rest = [u for u in section if u is not best]
-        chosen += rest
-        budget -= sum(len(u.text.split()) for u in rest)
+        # a short section is given whole, in its own order: it opens with what it is about
+        chosen = [u for u in chosen if u is not best] + section
+        budget -= sum(len(u.text.split()) for u in section if u is not best)
     # support: first the best-scoring rest of the best unit's section, then other sections' units
     # that score nearly as well as the best
     for s, _, u in scored[1:]:
