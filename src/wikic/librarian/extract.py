@@ -12,35 +12,11 @@ from functools import cached_property
 
 from ..bm25 import tokens
 from ..draft import Block, Cell, Citation, Sentence
+from ..facts import aliases as field_aliases
+from ..facts import field_label, plural_stem
 from ..markdown import Section, code_lines, plain_inline, split_sentences, words
 from ..models import SourceDoc
-from ..transform import format_value, label
-
-UNITS = {
-    "l": "l",
-    "ml": "ml",
-    "w": "W",
-    "cm": "cm",
-    "mm": "mm",
-    "m": "m",
-    "kg": "kg",
-    "g": "g",
-    "usd": "USD",
-    "eur": "EUR",
-    "c": "°C",
-    "f": "°F",
-    "h": "h",
-    "pct": "%",
-}
-
-
-def field_label(name: str) -> str:
-    """'tank_capacity_l' → 'Tank capacity (l)'; other names as ``transform.label``."""
-    head, _, unit = name.rpartition("_")
-    if head and unit.lower() in UNITS:
-        return f"{label(head)} ({UNITS[unit.lower()]})"
-    return label(name)
-
+from ..transform import format_value
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
@@ -194,9 +170,6 @@ def superseded_notes(older: list[SourceDoc]) -> list[Block]:
     return notes
 
 
-ALIAS_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as", "tags")
-
-
 class Vocabulary:
     """Document frequencies over every layer-1 document of a compile, counted on first use and
     shared by its pages (so distinctive keywords cost one pass over the corpus)."""
@@ -214,12 +187,7 @@ class Vocabulary:
 
 def aliases(doc: SourceDoc) -> list[str]:
     """Other names a source gives its subject (e.g. ``common_names``), which users search by."""
-    out = []
-    for name in ALIAS_FIELDS:
-        value = doc.meta.get(name)
-        if isinstance(value, list):
-            out += [str(v).strip() for v in value if isinstance(v, str) and 0 < len(v.strip()) <= 40]
-    return out
+    return field_aliases(doc.meta)
 
 
 def keywords(
@@ -335,17 +303,6 @@ def facts_comparison(
 def has_quotable(doc: SourceDoc) -> bool:
     """Whether a document has any prose or table a page could quote (image-only pages have none)."""
     return any(prose_units(s.text) for s in doc.sections) or any(rows for _, _, rows in source_tables(doc))
-
-
-def plural_stem(word: str) -> str:
-    """'strawberries' → 'strawberry', 'tomatoes' → 'tomato', 'beans' → 'bean'."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("oes"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
 
 
 class MentionIndex:
