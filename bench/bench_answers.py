@@ -14,10 +14,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 import farmbot_kb  # noqa: E402
-from apiserver import ApiServer  # noqa: E402
 
 from wikic.ask import Lookup, split_ref  # noqa: E402
-from wikic.compile import compile_wiki  # noqa: E402
 from wikic.eval import RefResolver, contains, load_questions, run_eval  # noqa: E402
 
 COLUMNS = (
@@ -54,12 +52,7 @@ def main() -> int:
     ]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "farmbot"
-        api = ApiServer()
-        try:
-            farmbot_kb.build_layers(root, api)
-        finally:
-            api.close()
-        compile_wiki(root)
+        farmbot_kb.build_compiled(root)
         lookup = Lookup(root)
         try:
             for path in files:

@@ -24,9 +24,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 import farmbot_kb  # noqa: E402
 import yaml  # noqa: E402
-from apiserver import ApiServer  # noqa: E402
 
-from wikic.compile import compile_wiki  # noqa: E402
 from wikic.search import SETTLED  # noqa: E402
 
 RUNS = 20
@@ -55,12 +53,7 @@ def main() -> int:
     questions = [q["question"] for q in yaml.safe_load(farmbot_kb.QUESTIONS.read_text())["questions"]]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "farmbot"
-        api = ApiServer()
-        try:
-            farmbot_kb.build_layers(root, api)
-        finally:
-            api.close()
-        compile_wiki(root)
+        farmbot_kb.build_compiled(root)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         wikic = wikic_command()
