@@ -363,9 +363,10 @@ def markdown_files(root: Path, folder: str) -> list[str]:
     """The ``.md`` files under ``root/folder`` as sorted root-relative paths, hidden files and
     folders aside (``os.walk``: a search runs this on every call, and it is quicker than rglob)."""
     out = []
-    for top, dirs, names in os.walk(root / folder):
+    skip = len(str(root)) + 1
+    for top, dirs, names in os.walk(os.path.join(root, folder)):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        rel = Path(top).relative_to(root).as_posix()
+        rel = top[skip:].replace(os.sep, "/")
         out += [f"{rel}/{n}" for n in names if n.endswith(".md") and not n.startswith(".")]
     return sorted(out)
 
@@ -510,8 +511,9 @@ class SearchIndex:
         pending: list[tuple[str, str, str, str, list[Chunk], SourceDoc | None]] = []
         refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
         now = time.time_ns()
+        base = str(self.root)
         for rel, kind in files.items():
-            st = os.stat(self.root / rel)
+            st = os.stat(os.path.join(base, rel))
             settled = now - st.st_mtime_ns > SETTLED * 1_000_000_000
             stamp = f"{st.st_size}:{st.st_mtime_ns}" if settled else ""
             old = known.get(rel)
