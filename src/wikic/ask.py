@@ -343,7 +343,10 @@ class Lookup:
         match best, and search within them: their headings and the sources they cite."""
         entries = self.index.query("index", question, DEPTH, with_snippets=False)
         skimmed = [h for h in self.index.query("page", question, DEPTH, with_snippets=False) if not h.anchor]
-        routes = [(1.0, list(dict.fromkeys(h.path for h in entries))), (SKIM_WEIGHT, [h.path for h in skimmed])]
+        routes = [
+            (1.0, list(dict.fromkeys(h.path for h in entries))),
+            (SKIM_WEIGHT, [h.path for h in skimmed]),
+        ]
         chosen = fuse_refs(routes)[:INDEX_PAGES]
         inside = self.index.query("page", question, DEPTH, paths=chosen, with_snippets=False)
         cited = sorted({split_ref(r)[0] for h in inside for r in h.refs})
