@@ -54,8 +54,7 @@ PAGE_REFS = 3  # cited sections taken from each such page
 WIKI_WEIGHT = 0.25  # the wiki's lists (pages, headings) against the source sections' list
 DEPTH = 30
 ORDER_DEPTH = 400  # how deep the source list is read to order the sections other lists name
-DOC_WEIGHT = 0.5  # the whole-document list against the source sections' list
-PREFIX_WEIGHT = 0.25  # the list of sections matching the question's longer words as prefixes
+DOC_WEIGHT = 0.25  # the whole-document list against the source sections' list
 RAW_KEPT = 2  # raw BM25's first hits kept among the first KEEP_WITHIN results
 KEEP_WITHIN = 5
 ENTITY_WEIGHT = 1.0  # the list of sections the wiki files under entities the question names
@@ -261,8 +260,7 @@ class Lookup:
         - ``search``: the hybrid lists fused by RRF at the level of the cited sections, so that a
           section the wiki and the sources agree on rises: layer-1 sections 2×; wiki pages and
           headings resolved through their citations ¼× each; whole documents (each by its best
-          section); the sections the wiki files under entities the question names; the sections
-          matching the question's longer words as prefixes ('safe' → 'safety'); and LLM
+          section) ¼×; the sections the wiki files under entities the question names; and LLM
           expansions 1× when the probe is weak. Run-together words the sources never use are
           split first ('sweetcorn' → 'sweet corn'). Raw BM25's first hits are kept among the
           first results;
@@ -331,10 +329,8 @@ class Lookup:
                 if h.anchor:
                     for r in h.refs:
                         via.setdefault(r, h.target)
-            if n == 0:  # entities the question itself names, and its words as prefixes
+            if n == 0:  # entities the question itself names
                 lists.append((ENTITY_WEIGHT, self.entity_refs(q, order)))
-                prefixed = self.index.query("source", q, DEPTH, with_snippets=False, prefix=True)
-                lists.append((weight * PREFIX_WEIGHT, _flatten(prefixed)))
         fused = keep_first(fuse_refs(lists), _flatten(deep[:RAW_KEPT]))
         return self.judged(question, "search", fused, k, dict.fromkeys(pages), via)
 

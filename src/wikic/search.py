@@ -683,15 +683,13 @@ class SearchIndex:
         limit: int = 20,
         paths: Iterable[str] | None = None,
         with_snippets: bool = True,
-        prefix: bool = False,
     ) -> list[Hit]:
-        """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``; with
-        ``prefix``, longer terms also match the words they begin)."""
+        """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``)."""
         terms = query_terms(query) if isinstance(query, str) else list(query)
         if not terms:
             return []
         w = ", ".join(str(x) for x in WEIGHTS)
-        args: list = [match_expression(terms, prefix)]
+        args: list = [match_expression(terms)]
         cols = "c.kind, c.path, c.anchor, c.heading, c.title, c.body, c.refs"
         if paths is None:
             # rank inside FTS first, then join only the rows kept
