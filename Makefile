@@ -6,7 +6,7 @@ WIKIC := $(BIN)/wikic
 export PYTHONDONTWRITEBYTECODE := 1
 
 
-.PHONY: demo test venv fetch transform compile check verify bench lint clean-derived
+.PHONY: demo demo-onboard test venv fetch transform compile check verify bench lint clean-derived
 
 $(BIN)/activate: pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,21 @@ demo: venv
 	@echo "wiki pages:           $$(find wiki -name '*.md' ! -name index.md ! -name log.md ! -path 'wiki/index/*' | wc -l)"
 	@echo "citations in wiki:    $$(grep -o 'layer1_sources/[^)]*' -r wiki | wc -l)"
 	@echo "start reading at:     wiki/index.md  (or: $(WIKIC) search QUERY, $(WIKIC) ask QUESTION)"
+
+# A new user's path, offline: infer sources.yaml from the example API export, fetch, and let
+# `wikic plan` propose wiki.yaml. The scratch KB lives in .wikic/ (git-ignored).
+ONBOARD := .wikic/demo-onboard
+demo-onboard: venv
+	rm -rf $(ONBOARD)
+	$(WIKIC) init $(ONBOARD) --from examples/api/faq/page-1.json --from examples/api/plants/page-1.json \
+		--from examples/api/blog/page-1.json
+	@echo; echo "== inferred $(ONBOARD)/schema/sources.yaml =="; cat $(ONBOARD)/schema/sources.yaml; echo
+	$(WIKIC) --root $(ONBOARD) fetch
+	$(WIKIC) --root $(ONBOARD) transform
+	@echo; echo "== proposed schema/wiki.yaml, as a diff against the template =="
+	$(WIKIC) --root $(ONBOARD) plan --write
+	$(WIKIC) --root $(ONBOARD) compile
+	$(WIKIC) --root $(ONBOARD) check
 
 test: venv
 	$(BIN)/python -m pytest -q

@@ -62,7 +62,7 @@ To install it, follow these steps:
 
 def test_section_units_keep_rows_steps_items_and_callouts_whole():
     doc = _doc(BODY, row_spacing=20)
-    units = section_units(doc, doc.sections[0], frozenset({"row spacing"}))
+    units = section_units(doc, doc.sections[0])
     by_kind = {}
     for u in units:
         by_kind.setdefault(u.kind, []).append(u.text)
@@ -96,7 +96,9 @@ def test_fact_units_name_the_subject_and_skip_record_fields():
         common_names=["Karotte"],
     )
     [facts] = fact_units(doc)
-    assert facts.text == "Carrot — Row spacing: 20; Sun requirements: Full Sun; Tank capacity (l): 1.2"
+    assert facts.text == (
+        "Carrot — Row spacing: 20; Sun requirements: Full Sun; Tank capacity (l): 1.2; Common names: Karotte"
+    )
     assert facts.ref == "layer1_sources/crops/carrot.md#details"  # the section stating the values
 
 
@@ -318,3 +320,26 @@ def test_a_short_section_is_given_whole_in_its_own_order():
         "You can return a garden within 60 days of delivery.",
         "This replaces the older return policy.",
     ]
+
+
+def test_a_superseded_section_is_never_stated():
+    body = (
+        "# Returns\n\n## Window\n\nReturn within 30 days.\n\n## Label\n\nA free return label is included.\n"
+    )
+    doc = SourceDoc(
+        "faq",
+        "r",
+        "r",
+        "layer1_sources/faq/r.md",
+        "Returns",
+        {"title": "Returns"},
+        body,
+        "",
+        tuple(split_sections(body)),
+    )
+    refs = [doc.path + "#window", doc.path + "#label"]
+    stated = compose("How many days is the return window?", {doc.path: doc}, refs, lambda t: 1.0)
+    assert "Return within 30 days." in [u.text for u in stated]
+    newer = {doc.path + "#window": "layer1_sources/faq/r2.md"}  # only that section was replaced
+    stated = compose("How many days is the return window?", {doc.path: doc}, refs, lambda t: 1.0, newer)
+    assert stated and all(u.ref != doc.path + "#window" for u in stated)

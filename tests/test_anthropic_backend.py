@@ -8,17 +8,18 @@ from pathlib import Path
 import pytest
 from fakellm import UNSUPPORTED, FakeAnthropic
 from typer.testing import CliRunner
-from wikiasserts import assert_every_fact_cited, body_lines, pages, planned
+from wikiasserts import assert_every_fact_cited, pages, planned
 
 from wikic.citations import Verifier
 from wikic.cli import app
 from wikic.compile import compile_wiki
-from wikic.draft import parse_citations, strip_citations
 from wikic.errors import ConfigError
 from wikic.layer1 import load_layer1
 from wikic.librarian.anthropic import AnthropicLibrarian, AnthropicModel
 from wikic.librarian.llm import LLMLibrarian
 from wikic.librarian.model import ModelConfigError
+from wikic.librarian.offline import DERIVED_TYPES
+from wikic.lint.pages import wiki_pages
 from wikic.wikischema import load_wiki_schema
 
 KEY = "sk-ant-test-key"
@@ -45,19 +46,15 @@ def librarian(kb: Path, fake: FakeAnthropic, **model_args: object) -> AnthropicL
 
 
 def assert_prose_supported(root: Path) -> int:
-    """Every cited prose line of every page passes the verifier again; returns how many."""
+    """Every cited statement of every page (sentences, notes, fact cells) passes the verifier
+    again; returns how many."""
     verifier = Verifier(load_layer1(root), load_wiki_schema(root).min_overlap)
     checked = 0
-    for path, text in pages(root).items():
-        if path.startswith("wiki/index"):
-            continue
-        for line in body_lines(text):
-            if line.startswith("|") or "layer1_sources" not in line:
-                continue
-            cites = parse_citations(line, path)
-            sentence = strip_citations(line).lstrip("->").strip()
-            assert verifier.check(sentence, cites).ok, f"{path}: {line}"
-            checked += 1
+    for page in wiki_pages(root):
+        for st in page.statements:
+            if st.cites:
+                assert verifier.check(st.text, st.cites).ok, f"{page.path}:{st.line}: {st.text}"
+                checked += 1
     return checked
 
 
@@ -137,9 +134,8 @@ def test_cli_batch_compile_uses_message_batches(kb: Path, fake: FakeAnthropic) -
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 0, result.output
     created = fake.calls("/v1/messages/batches")
-    assert len(created) == 1 and len(created[0]["body"]["requests"]) == sum(
-        p.type != "comparison" for p in planned(kb)
-    )
+    written_by_model = [p for p in planned(kb) if p.type not in ("comparison", *DERIVED_TYPES)]
+    assert len(created) == 1 and len(created[0]["body"]["requests"]) == len(written_by_model)
     assert any(r["path"].endswith("/results") for r in fake.requests)
     assert fake.calls("/v1/messages") == []  # nothing failed, so nothing was sent one by one
     assert assert_every_fact_cited(kb) > 0

@@ -386,13 +386,12 @@ def test_two_sources_disagreeing_on_row_spacing_contradict(farm: Path) -> None:
 
 
 @farmbot
-def test_generated_layer1_file_edited_by_hand(farm_built: tuple[Path, CheckReport], farm: Path) -> None:
-    _, clean = farm_built
-    unused = next(f.path for f in clean.warnings if f.rule == "uncovered-source")
-    target = farm / unused
+def test_generated_layer1_file_edited_by_hand(farm: Path) -> None:
+    edited = "layer1_sources/crops/carrot.md"
+    target = farm / edited
     target.write_text(target.read_text("utf-8") + "\nA line added by hand.\n")
-    (found,) = expect(check(farm), "hand-edited-generated")
-    assert found.path == unused
+    found = expect(check(farm), "hand-edited-generated", {"stale-page"})  # its home page is stale too
+    assert [f.path for f in found] == [edited]
 
 
 # --- the review workflow -------------------------------------------------------------------------------
@@ -417,10 +416,12 @@ def test_compile_prints_a_diffstat_and_check_follows_the_change(example: Path) -
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     stat = {m.group(1): m for line in lines if (m := re.match(r"^ (wiki/\S+\.md) \| (\d+) (\+*)(-*)$", line))}
-    assert set(stat) == {"wiki/devices/sprout-3.md", "wiki/comparisons/planters.md"}
+    # the spec's home and every page quoting it: the comparison, the overview and the glossary
+    quoting = {"wiki/comparisons/planters.md", "wiki/hubs/devices.md", "wiki/glossary.md"}
+    assert set(stat) == {"wiki/devices/sprout-3.md"} | quoting
     assert all(m.group(3) and m.group(4) for m in stat.values())  # lines added and removed
     total = next(line for line in lines if "pages changed" in line)
-    m = re.fullmatch(r" 2 pages changed, (\d+) insertions\(\+\), (\d+) deletions\(-\)", total)
+    m = re.fullmatch(r" 4 pages changed, (\d+) insertions\(\+\), (\d+) deletions\(-\)", total)
     assert m and int(m.group(1)) + int(m.group(2)) == sum(int(s.group(2)) for s in stat.values())
     assert "It weighs 1.5 kg" in (example / "wiki/devices/sprout-3.md").read_text("utf-8")
     assert check(example).errors == []

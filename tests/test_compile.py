@@ -23,6 +23,7 @@ from wikic.compile import compile_wiki
 from wikic.config import load_sources
 from wikic.errors import ConfigError
 from wikic.fetch import fetch
+from wikic.markdown import github_slug
 from wikic.transform import transform
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,7 +60,7 @@ def test_every_sentence_and_fact_cell_cites_an_existing_section(kb: Path) -> Non
 
 def test_all_page_types_and_every_page_reachable_from_index(kb: Path) -> None:
     compile_wiki(kb)
-    assert page_types(kb) == {"topic", "device", "guide", "comparison"}
+    assert page_types(kb) == {"topic", "device", "guide", "comparison", "hub", "glossary", "changes"}
     assert_reachable_from_index(kb)
 
 
@@ -232,14 +233,19 @@ def test_a_hand_edited_page_is_restored_by_the_next_compile(kb: Path) -> None:
     assert report.changed == ["wiki/devices/grove-6.md"] and page.read_text("utf-8") == original
 
 
-def test_entries_quote_what_other_sources_say_about_them(kb: Path) -> None:
+def test_entries_link_where_other_sources_name_them(kb: Path) -> None:
     compile_wiki(kb)
     herbs = "\n".join(t for p, t in pages(kb).items() if p.startswith("wiki/topics/herbs-"))
-    block = herbs.split("### Genovese Basil elsewhere in the knowledge base", 1)[1].split("\n## ", 1)[0]
-    quoted = [line for line in block.split("\n") if line.startswith("- ")]
-    assert 0 < len(quoted) <= 2
-    assert all("Genovese basil" in line or "genovese basil" in line.lower() for line in quoted)
-    assert all("](../../layer1_sources/" in line and "/plants/" not in line for line in quoted)
+    entry = herbs.split("## Genovese Basil\n", 1)[1].split("\n## ", 1)[0]
+    [mentioned] = [line for line in entry.split("\n") if line.startswith("Mentioned in: ")]
+    targets = re.findall(r"\]\(([^)]+)\)", mentioned)
+    assert 0 < len(targets) <= 2 and all("layer1_sources" not in t for t in targets)
+    for target in targets:  # each goes to the section that names Genovese basil, on its home page
+        page, _, anchor = target.partition("#")
+        text = (kb / "wiki/topics" / page).read_text("utf-8")
+        assert anchor and f"#{anchor}" in "".join(f"#{github_slug(h)}" for h in re.findall(r"^#+ (.+)$", text, re.M))
+        section = text.split(next(h for h in re.findall(r"^#+ (.+)$", text, re.M) if github_slug(h) == anchor), 1)[1]
+        assert "genovese basil" in section.split("\n#", 1)[0].lower()
 
 
 def test_dated_posts_are_headed_with_their_date_newest_first(kb: Path) -> None:
@@ -247,7 +253,7 @@ def test_dated_posts_are_headed_with_their_date_newest_first(kb: Path) -> None:
     headings = [
         line
         for line in body_lines((kb / "wiki/topics/firmware.md").read_text("utf-8"))
-        if line.startswith("## ")
+        if line.startswith("## ") and line not in ("## See also", "## Linked from")
     ]
     dates = [re.search(r"\((\d{4}-\d{2}-\d{2})\)$", h).group(1) for h in headings]
     assert len(dates) == 3 and dates == sorted(dates, reverse=True)

@@ -267,6 +267,7 @@ def test_the_index_knows_superseded_documents_and_the_configured_backend(tree):
             "layer1_sources/faq/old.md": doc("Returns", "## Window\n\n30 days.\n", id="returns-2024"),
             "layer1_sources/faq/new.md": doc("Returns", "## Window\n\n60 days.\n", supersedes="returns-2024"),
             "schema/wiki.yaml": "librarian:\n  backend: offline\n",
+            "schema/librarian.md": "# Librarian rules\n",
         }
     )
     with SearchIndex(root) as index:

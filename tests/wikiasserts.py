@@ -10,7 +10,7 @@ import yaml
 
 from wikic.draft import parse_citations
 from wikic.layer1 import load_layer1
-from wikic.markdown import anchors
+from wikic.markdown import anchors, code_lines
 
 
 def pages(root: Path) -> dict[str, str]:
@@ -34,6 +34,17 @@ def page_types(root: Path) -> set[str]:
     }
 
 
+_PAGE_LINK = re.compile(r"\[[^\]]*\]\((?![^)]*layer1_sources)[^)]*\)")
+
+
+def _is_navigation(line: str) -> bool:
+    """A line of links to other wiki pages, perhaps after a short label ('Read it whole: …')."""
+    if "layer1_sources" in line or not _PAGE_LINK.search(line):
+        return False
+    rest = re.sub(r"^(?:- )?(?:[A-Z][a-z]+(?: [a-z]+){0,2}:)?", "", _PAGE_LINK.sub("", line))
+    return not re.search(r"[^\W_]", rest)
+
+
 def assert_every_fact_cited(root: Path) -> int:
     """Every prose line and every fact cell cites an existing layer-1 file and anchor; returns the
     number of citations checked."""
@@ -44,13 +55,15 @@ def assert_every_fact_cited(root: Path) -> int:
         if path.startswith("wiki/index"):
             continue
         header = True
-        for line in body_lines(text):
+        for _, line, code in code_lines(body_lines(text)):
+            if code:
+                continue  # a source's code block, shown verbatim: not prose
             stripped = line.strip()
             if not stripped or stripped.startswith("#") or re.match(r"^\|?-{3}", stripped):
                 header = not stripped.startswith("|") if not stripped else header
                 continue
-            if stripped.startswith("- [") and "](../" in stripped and "layer1_sources" not in stripped:
-                continue  # "See also" links between pages
+            if _is_navigation(stripped):
+                continue  # links between pages: "See also", "Linked from", "Mentioned in: …"
             if stripped.startswith("|"):
                 cells = stripped.strip("|").split(" | ")
                 if header:  # the first row of a table is its header
@@ -60,7 +73,7 @@ def assert_every_fact_cited(root: Path) -> int:
             else:
                 cells = [stripped]
             for cell in cells:
-                if cell.strip() in ("—", ""):
+                if cell.strip() in ("—", "-", "–", "n/a", ""):
                     continue
                 cites = parse_citations(cell, path)
                 assert cites, f"{path}: uncited: {cell!r}"

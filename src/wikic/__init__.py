@@ -1,3 +1,3 @@
 """wikic: compile API knowledge into a cited, incrementally built wiki."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

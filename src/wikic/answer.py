@@ -26,10 +26,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .citations import stem
-from .facts import aliases, fact_fields, field_label, plural_stem
-from .markdown import STOPWORDS, Section, code_lines, plain_inline, split_sentences, words
+from .facts import aliases, facts, plural_stem, prose_fields, restated_field
+from .markdown import (
+    STOPWORDS,
+    Section,
+    code_lines,
+    is_table_start,
+    plain_inline,
+    split_sentences,
+    table_cells,
+    words,
+)
 from .models import SourceDoc
 from .search import query_terms
+from .versions import is_superseded
 
 DOCS = 5  # documents (in the lookup's order) whose units are candidates
 SHORT_SECTION = 60  # words: a section this short is given whole around its best unit
@@ -141,8 +151,8 @@ _ORDERED = re.compile(r"^(\s*)(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 _STEP = re.compile(r"^\*\*\s*Step\s+(\d+)\s*:?\s*\*\*\s*:?\s*(.*)$", re.IGNORECASE)
 _CALLOUT = re.compile(r"^\*\*([^*]{1,80}?)[.:]?\*\*\s+(?=[A-Z0-9])(.*)$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_LABELLED = re.compile(r"^([^:]{1,40}):\s+(.+)$")
+# A value that locates the record rather than stating a fact: a URL or a path ('v15/app').
+_LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z]{3})\S*/\S*)$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
@@ -179,12 +189,8 @@ def _has_phrase(text: str, phrase: str) -> bool:
 
 
 def _cells(line: str) -> list[str]:
-    line = _BREAK.sub(" ", line.strip())
-    if line.startswith("|"):
-        line = line[1:]
-    if line.endswith("|"):
-        line = line[:-1]
-    return [" ".join(plain_inline(c).split()) for c in re.split(r"(?<!\\)\|", line)]
+    """A table row's cells as text; a line break inside a cell reads as a space."""
+    return [" ".join(c.split()) for c in table_cells(_BREAK.sub(" ", line))]
 
 
 def _row_text(header: list[str], row: list[str]) -> str:
@@ -204,9 +210,9 @@ def _quotable(text: str) -> bool:
     return len(text.split()) >= 2 and bool(re.search(r"[^\W\d_]", text))
 
 
-def section_units(doc: SourceDoc, section: Section, skip_labels: frozenset[str] = frozenset()) -> list[Unit]:
-    """The units of one section in document order. List items of the form 'Label: value' whose
-    label is one of ``skip_labels`` (fields already stated as facts) are left out."""
+def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
+    """The units of one section in document order. A list item restating a frontmatter field
+    ('Row spacing: 20', as transform's details list does) is left to the fact list."""
     ref = doc.path + (f"#{section.anchor}" if section.anchor else "")
     context = " ".join([doc.title, *section.path])
     units: list[Unit] = []
@@ -260,7 +266,7 @@ def section_units(doc: SourceDoc, section: Section, skip_labels: frozenset[str] 
             flush_para()
             i += 1
             continue
-        if "|" in stripped and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1][1]):
+        if i + 1 < len(lines) and is_table_start(stripped, lines[i + 1][1]):
             flush_para()
             end_steps()
             header = _cells(stripped)
@@ -283,8 +289,7 @@ def section_units(doc: SourceDoc, section: Section, skip_labels: frozenset[str] 
             text += " " + nxt.strip()
             i += 1
         text = " ".join(plain_inline(text).split())
-        labelled = _LABELLED.match(text)
-        if not (labelled and labelled.group(1).strip().lower() in skip_labels):
+        if restated_field(doc, text) is None:
             add("item", text)
         if not indent:
             if ordered:
@@ -301,25 +306,25 @@ def section_units(doc: SourceDoc, section: Section, skip_labels: frozenset[str] 
 
 
 def fact_units(doc: SourceDoc) -> list[Unit]:
-    """A document's frontmatter fields as one fact list ('Carrot — Row spacing: 20; Spread: 10'),
-    citing the section that states most of the values (else the document's first section)."""
-    facts = [(field_label(name), value) for name, value in fact_fields(doc.meta)]
-    if not facts:
+    """A document's facts (``facts.facts``) as one fact list ('Carrot — Row spacing: 20; Spread:
+    10'), citing the section that states most of the values (else the document's first section).
+    A value that only locates the record (a path such as 'v15/app') says nothing to a reader."""
+    found = [f for f in facts(doc) if not _LOCATION.match(f.value)]
+    if not found:
         return []
-    parts = tuple(f"{label}: {value}" for label, value in facts)
-    refs = [_cite_value(doc, value) for _, value in facts]
+    parts = tuple(f"{f.label}: {f.value}" for f in found)
+    refs = [_cite_value(doc, f.value) for f in found]
     ref = max(dict.fromkeys(refs), key=refs.count)
     return [Unit("facts", f"{doc.title} — " + "; ".join(parts), ref, doc.title, 0, parts)]
 
 
 def lead_units(doc: SourceDoc) -> list[Unit]:
-    """The sentences of a ``description`` the body does not repeat, citing the first section."""
-    desc = doc.meta.get("description")
-    if not isinstance(desc, str) or not desc.strip() or desc.strip() in doc.body:
-        return []
+    """The sentences of text fields (a ``description``) the body does not repeat, citing the
+    document's first section."""
     first = doc.sections[0].anchor if doc.sections else ""
     ref = doc.path + (f"#{first}" if first else "")
-    return [Unit("sentence", s, ref, doc.title, n) for n, s in enumerate(split_sentences(plain_inline(desc)))]
+    sentences = [s for _, text in prose_fields(doc) for s in split_sentences(plain_inline(text))]
+    return [Unit("sentence", s, ref, doc.title, n) for n, s in enumerate(sentences)]
 
 
 def _cite_value(doc: SourceDoc, value: str) -> str:
@@ -329,11 +334,6 @@ def _cite_value(doc: SourceDoc, value: str) -> str:
             return f"{doc.path}#{s.anchor}"
     first = next((s.anchor for s in doc.sections if s.anchor), "")
     return doc.path + (f"#{first}" if first else "")
-
-
-def meta_labels(doc: SourceDoc) -> frozenset[str]:
-    """The labels a rendering of the document's fields gives them ('Row spacing', 'Icon')."""
-    return frozenset(label.lower() for name in doc.meta for label in (field_label(name), name))
 
 
 # ---------------------------------------------------------------- scoring
@@ -449,8 +449,11 @@ class Candidate:
     named: bool  # the question names the subject of its document
 
 
-def candidate_units(scorer: Scorer, docs: dict[str, SourceDoc], refs: Sequence[str]) -> list[Candidate]:
-    """Every unit of the first ``DOCS`` documents the refs name, with its section's rank."""
+def candidate_units(
+    scorer: Scorer, docs: dict[str, SourceDoc], refs: Sequence[str], superseded: dict[str, str] | None = None
+) -> list[Candidate]:
+    """Every unit of the first ``DOCS`` documents the refs name, with its section's rank; never
+    one of a section a newer document replaces (``superseded``, as ``versions.supersession``)."""
     ranks: dict[str, int] = {}
     order: list[str] = []
     for rank, ref in enumerate(refs):
@@ -464,24 +467,31 @@ def candidate_units(scorer: Scorer, docs: dict[str, SourceDoc], refs: Sequence[s
         doc = docs[path]
         first = min(r for ref, r in ranks.items() if ref.partition("#")[0] == path)
         named = path in named_docs
-        labels = meta_labels(doc)
-        facts = fact_units(doc) + lead_units(doc)
-        about = " ".join([doc.title, *(u.text for u in facts)])
-        out += [Candidate(u, first, about, named) for u in facts]
+        stated = fact_units(doc) + lead_units(doc)
+        about = " ".join([doc.title, *(u.text for u in stated)])
+        out += [Candidate(u, first, about, named) for u in stated]
         for s in doc.sections:
+            if superseded and is_superseded(path, s.anchor, superseded):
+                continue
             ref = path + (f"#{s.anchor}" if s.anchor else "")
             rank = ranks.get(ref, len(refs) + first)
             text = " ".join([doc.title, *s.path, plain_inline(s.text)])
-            out += [Candidate(u, rank, text, named) for u in section_units(doc, s, labels)]
+            out += [Candidate(u, rank, text, named) for u in section_units(doc, s)]
     return out
 
 
-def compose(question: str, docs: dict[str, SourceDoc], refs: Sequence[str], weight) -> list[Unit]:
+def compose(
+    question: str,
+    docs: dict[str, SourceDoc],
+    refs: Sequence[str],
+    weight: Callable[[str], float],
+    superseded: dict[str, str] | None = None,
+) -> list[Unit]:
     """The units an answer states: the best one (a numbered list whole, a fact list with the
     facts that answer first), then the rest of its section when that is short, then other units
     that score nearly as well (its own section's first), within the word budget."""
     scorer = Scorer(question, weight)
-    candidates = candidate_units(scorer, docs, refs)
+    candidates = candidate_units(scorer, docs, refs, superseded)
     sections = {c.section: scorer.coverage(c.section) for c in candidates}
     scored = sorted(
         (

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -43,21 +43,23 @@ from .search import (
     is_strong_signal,
     open_index,
 )
+from .versions import is_superseded
 
 REFUSAL = "I cannot confirm from the knowledge base."
 MODES = ("index", "search", "raw")
 LLM_SECTIONS = 8  # retrieved sections an LLM answers from
 INDEX_PAGES = 12  # pages an agent opens after reading index.md
 SKIM_WEIGHT = 0.5  # pages chosen by their whole text, against their index lines
+ROUTE_WEIGHT = 1.0  # the sections found in the pages the index leads to, against the search's
 SEARCH_PAGES = 2  # whole-page hits whose citations join the fused list
 PAGE_REFS = 3  # cited sections taken from each such page
-WIKI_WEIGHT = 0.25  # the wiki's lists (pages, headings) against the source sections' list
+WIKI_WEIGHT = 0.05  # the wiki's lists (pages, headings) against the source sections' list
 DEPTH = 30
 ORDER_DEPTH = 400  # how deep the source list is read to order the sections other lists name
-DOC_WEIGHT = 0.25  # the whole-document list against the source sections' list
+DOC_WEIGHT = 0.05  # the whole-document list against the source sections' list
 RAW_KEPT = 2  # raw BM25's first hits kept among the first KEEP_WITHIN results
 KEEP_WITHIN = 5
-ENTITY_WEIGHT = 1.0  # the list of sections the wiki files under entities the question names
+ENTITY_WEIGHT = 0.5  # the list of sections the wiki files under entities the question names
 ENTITY_REFS = 3  # sections taken from each named entity, best-matching first
 ENTITY_RARE = 0.03  # a name counts only if one of its words is in at most this share of sections
 
@@ -357,16 +359,14 @@ class Lookup:
                 (ORIGINAL_WEIGHT * DOC_WEIGHT, self.doc_refs(question, order, cited)),
             ]
         )
-        via = {}
+        # and searches for what those pages miss, as the protocol says
+        searched = self.via_search(question, k)
+        via = dict(searched.via)
         for h in sections:
             for r in h.refs:
-                via.setdefault(r, h.target)
-        found = self.judged(question, "index", fused, k, chosen, via)
-        if not found.refused:
-            return found
-        # the index was not enough: the agent searches, as the protocol says
-        searched = self.via_search(question, k)
-        return replace(searched, mode="index", pages=list(dict.fromkeys([*chosen, *searched.pages])))
+                via[r] = h.target
+        ranked = fuse_refs([(ROUTE_WEIGHT, fused), (1.0, searched.ranked)])
+        return self.judged(question, "index", ranked, k, dict.fromkeys([*chosen, *searched.pages]), via)
 
     # -- answering
 
@@ -384,12 +384,13 @@ class Lookup:
 
     def current(self, refs: Sequence[str]) -> list[str]:
         """``refs`` without the sections of superseded versions: an answer states what holds now."""
-        return [r for r in refs if split_ref(r)[0] not in self.superseded]
+        return [r for r in refs if not is_superseded(*split_ref(r), self.superseded)]
 
     def best_sentences(self, question: str, found: Retrieval) -> list[AnswerSentence]:
         """The answer's sentences: the units of the retrieved sections that hold it (see answer.py)."""
         out = []
-        for unit in compose(question, self.docs, self.current(found.ranked or found.refs), self.weight):
+        refs = self.current(found.ranked or found.refs)
+        for unit in compose(question, self.docs, refs, self.weight, self.superseded):
             page = found.via.get(unit.ref, "")
             if unit.kind == "steps":
                 out += [

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .draft import Citation
+from .facts import field_label, format_value
 from .markdown import content_words, numbers_with_units, plain_inline, words
 from .models import SourceDoc
 
@@ -28,15 +29,15 @@ def stem(word: str) -> str:
 
 
 def _scalar_text(meta: dict) -> str:
+    """The frontmatter as text: each field's label and value ('Row spacing: 20'), so a fact
+    restated from a field is supported by the document that holds it."""
     parts = []
     for key, value in meta.items():
         if key in ("layer0", "generated_by"):
             continue
-        if isinstance(value, list):
-            parts.extend(str(v) for v in value)
-        elif not isinstance(value, dict):
-            parts.append(str(value))
-    return " ".join(parts)
+        if not isinstance(value, dict):
+            parts.append(f"{field_label(key)}: {format_value(value)}")
+    return "\n".join(parts)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Verifier:
         self.docs = {d.path: d for d in docs}
         self.min_overlap = min_overlap
         self._texts: dict[Citation, str] = {}  # per verifier, so no cache outlives its KB
+        self._sections: dict[Citation, str] = {}
         self._vocabs: dict[Citation, tuple[frozenset, frozenset]] = {}
 
     def resolve(self, cite: Citation) -> str | None:
@@ -63,28 +65,34 @@ class Verifier:
             return f"cites #{cite.anchor}, which is not a heading of {cite.path}"
         return None
 
+    def section_text(self, cite: Citation) -> str:
+        """The cited section's own text (with its sub-sections), inline Markdown removed."""
+        if cite not in self._sections:
+            self._sections[cite] = self._section_text(cite)
+        return self._sections[cite]
+
     def cited_text(self, cite: Citation) -> str:
+        """What a citation vouches for: the section, its document's title and frontmatter."""
         if cite not in self._texts:
-            self._texts[cite] = self._cited_text(cite)
+            doc = self.docs[cite.path]
+            self._texts[cite] = self.section_text(cite) + "\n" + doc.title + "\n" + _scalar_text(doc.meta)
         return self._texts[cite]
 
-    def _cited_text(self, cite: Citation) -> str:
+    def _section_text(self, cite: Citation) -> str:
         doc = self.docs[cite.path]
         if not cite.anchor:
-            body = doc.body
-        else:
-            parts, level = [], None
-            for s in doc.sections:
-                if level is None:
-                    if s.anchor == cite.anchor:
-                        level = s.level
-                        parts.append(s.heading + "\n" + s.text)
-                elif s.level > level:
+            return plain_inline(doc.body)
+        parts, level = [], None
+        for s in doc.sections:
+            if level is None:
+                if s.anchor == cite.anchor:
+                    level = s.level
                     parts.append(s.heading + "\n" + s.text)
-                else:
-                    break
-            body = "\n".join(parts)
-        return plain_inline(body) + "\n" + doc.title + "\n" + _scalar_text(doc.meta)
+            elif s.level > level:
+                parts.append(s.heading + "\n" + s.text)
+            else:
+                break
+        return plain_inline("\n".join(parts))
 
     def _vocab(self, cite: Citation) -> tuple[frozenset, frozenset]:
         if cite not in self._vocabs:

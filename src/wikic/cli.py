@@ -125,15 +125,45 @@ def user_file(path: Path) -> Path:
 
 
 @app.command()
-def init(path: Annotated[Path, typer.Argument(help="Folder to create the knowledge base in.")]) -> None:
-    """Scaffold a KB: commented schema files, empty layer folders and a Makefile."""
-    from .scaffold import init_kb
+def init(
+    path: Annotated[Path, typer.Argument(help="Folder to create the knowledge base in.")],
+    origins: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--from",
+            help="An API's first page (http(s):// or file: URL, or a JSON page file) or a folder of "
+            ".md/.json files; repeat for several sources. sources.yaml is written from a sample.",
+        ),
+    ] = None,
+    names: Annotated[
+        list[str] | None, typer.Option("--name", help="Source name for the --from in the same position.")
+    ] = None,
+    headers: Annotated[
+        list[str] | None,
+        typer.Option("--header", help="'Name: value' sent to the APIs; secrets become ${ENV} placeholders."),
+    ] = None,
+) -> None:
+    """Scaffold a KB: commented schema files, empty layer folders and a Makefile (--from: sources inferred)."""
+    if not origins:
+        from .scaffold import init_kb
 
-    created = run(init_kb, path)
-    out.print(
-        f"Created a knowledge base in {path} ({len(created)} files). Next: edit schema/sources.yaml, then"
-    )
-    out.print(f"  cd {path} && wikic fetch && wikic transform && wikic compile")
+        created = run(init_kb, path)
+        out.print(
+            f"Created a knowledge base in {path} ({len(created)} files). Next: edit schema/sources.yaml, then"
+        )
+        out.print(f"  cd {path} && wikic fetch && wikic transform && wikic plan --write && wikic compile")
+        return
+    from .onboard import onboard
+
+    report = run(onboard, path, origins, names, headers, progress=lambda m: err.print(m, markup=False))
+    for s in report.sources:
+        out.print(f"{s.name}: {s.kind} source, {s.records} records sampled", markup=False)
+    out.print(f"Wrote {path}/schema/sources.yaml ({len(report.created)} files in all).", markup=False)
+    for todo in report.todos:
+        err.print(f"[yellow]TODO[/yellow] {todo}", soft_wrap=True)
+    for var, what in report.env.items():
+        out.print(f"  export {var}=...   # {what}", markup=False)
+    out.print(f"Next: cd {path} && wikic fetch && wikic transform && wikic plan --write && wikic compile")
 
 
 @app.command()
@@ -232,6 +262,52 @@ def trace(
         dump_json(report.as_json())
     else:
         out.print(format_trace(report), markup=False, soft_wrap=True, end="")
+
+
+@app.command("plan")
+def plan_cmd(
+    kinds: Annotated[
+        list[str] | None,
+        typer.Argument(help="Kinds to propose: topics devices comparisons guides versions (default: all)."),
+    ] = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Write the proposed kinds into schema/wiki.yaml.")
+    ] = False,
+    librarian: Annotated[
+        str | None,
+        typer.Option("--librarian", help="offline | anthropic | openai: an LLM refines names and queries."),
+    ] = None,
+) -> None:
+    """Propose schema/wiki.yaml from layer 1 and print it as a diff; --write writes what you accept."""
+    from .propose import plan_schema
+
+    model = _plan_model(librarian)
+    report = run(plan_schema, state.root, tuple(kinds or ()), write=write, model=model)
+    out.print(
+        report.diff or "schema/wiki.yaml already matches the proposal", markup=False, soft_wrap=True, end=""
+    )
+    for note in report.notes:
+        err.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+    for todo in report.proposal.todos:
+        err.print(f"[yellow]TODO[/yellow] {todo}", soft_wrap=True)
+    counts = ", ".join(f"{len(v)} {k}" for k, v in report.proposal.items.items())
+    done = "written to schema/wiki.yaml" if report.written else "not written (add --write to accept it)"
+    by = f", names refined by {report.refined}" if report.refined and not report.notes else ""
+    out.print(f"\nproposal: {counts}{by}; {done}", markup=False)
+
+
+def _plan_model(backend: str | None):
+    """The model that refines a plan: the --librarian given, else the schema's, when its key is set."""
+    import os
+
+    from .compile import make_librarian
+    from .wikischema import load_wiki_schema
+
+    if backend in (None, "offline") and not (state.root / "schema" / "wiki.yaml").exists():
+        return None
+    schema = run(load_wiki_schema, state.root)
+    lib = run(make_librarian, schema, backend, dict(os.environ))
+    return getattr(lib, "model_api", None)
 
 
 def _report_errors(errors: list[str]) -> None:
@@ -437,12 +513,12 @@ def print_compile_report(report) -> None:
     )
     if report.index_changed:
         out.print(f"index: {', '.join(report.index_changed)}")
-    if report.unplaced:
-        out.print(
-            f"[yellow]{len(report.unplaced)} unplaced source(s):[/yellow] "
-            + ", ".join(report.unplaced[:10])
-            + (" …" if len(report.unplaced) > 10 else "")
-        )
+    if report.coverage:
+        out.print(f"coverage: {report.coverage['summary']}", soft_wrap=True)
+    for path in report.unplaced[:10]:
+        out.print(f"[yellow]unplaced:[/yellow] {path}: {report.reasons.get(path, 'no page uses it')}")
+    if len(report.unplaced) > 10:
+        out.print(f"[yellow]… and {len(report.unplaced) - 10} more unplaced source(s)[/yellow]")
     for reason in report.drop_reasons[:10]:
         err.print(f"[yellow]dropped:[/yellow] {reason}", soft_wrap=True)
     for path in report.failed:

@@ -10,7 +10,7 @@ import difflib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import frontmatter
@@ -18,7 +18,7 @@ import yaml
 
 from . import __version__
 from .citations import Verifier
-from .draft import Block, Cell, Draft, render_body
+from .draft import PROSE_KINDS, Block, Cell, Draft, Navigation, Sentence, render_body
 from .errors import ConfigError, WikicError
 from .fsutil import (
     atomic_write,
@@ -33,8 +33,9 @@ from .index import Entry, append_log, apply_overrides, load_overrides, render_in
 from .layer1 import load_layer1, read_layer1
 from .librarian.base import Failure, Librarian, PageJob, Usage
 from .librarian.extract import Vocabulary
+from .librarian.offline import DERIVED_TYPES, OfflineLibrarian, quantity
 from .models import SourceDoc
-from .plan import PageSpec, Plan
+from .plan import PageSpec, Plan, section_keys
 from .plan import plan as make_plan
 from .wikischema import WikiSchema, load_wiki_schema
 
@@ -61,6 +62,8 @@ class CompileReport:
     dropped: int = 0
     citations: int = 0
     unplaced: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)  # unplaced path → why no page shows it
+    coverage: dict = field(default_factory=dict)  # coverage.Coverage.as_dict() of the wiki on disk
     drop_reasons: list[str] = field(default_factory=list)
     index_changed: list[str] = field(default_factory=list)
     diffstat: list[tuple[str, int, int]] = field(default_factory=list)
@@ -75,11 +78,13 @@ class CompileReport:
 
 
 def fingerprint(
-    spec: PageSpec, docs: dict[str, SourceDoc], schema: WikiSchema, lib: Librarian, related: tuple[str, ...]
+    spec: PageSpec, docs: dict[str, SourceDoc], schema: WikiSchema, lib: Librarian, nav: Navigation
 ) -> str:
+    """Everything a page is made from: its spec, its sources' hashes, the shared schema and rules,
+    the backend, the wikic version, and its links to other pages (names, see also, backlinks)."""
     inputs = [(p, docs[p].sha256) for p in spec.sources if p in docs]
     return sha256_tag(
-        canonical_json([spec.spec_hash, inputs, schema.hash, lib.name, lib.model, __version__, list(related)])
+        canonical_json([spec.spec_hash, inputs, schema.hash, lib.name, lib.model, __version__, asdict(nav)])
     )
 
 
@@ -102,24 +107,43 @@ def managed_pages(root: Path) -> dict[str, dict]:
     return out
 
 
-def related_pages(plan: Plan) -> dict[str, tuple[str, ...]]:
-    """'See also' links: devices ↔ device comparisons; guides → topics sharing their sources."""
-    out: dict[str, list[str]] = {p.path: [] for p in plan.pages}
-    devices = [p for p in plan.pages if p.type == "device"]
-    for comp in (
-        p for p in plan.pages if p.type == "comparison" and p.config["comparison"]["of"] == "devices"
-    ):
-        for dev in devices:
-            out[comp.path].append(dev.path)
-            out[dev.path].append(comp.path)
-    topics = [p for p in plan.pages if p.type == "topic"]
-    for guide in (p for p in plan.pages if p.type == "guide"):
-        srcs = set(guide.sources)
-        out[guide.path] += [t.path for t in topics if srcs & set(t.sources)]
-    return {k: tuple(sorted(set(v))) for k, v in out.items()}
+def navigation(plan: Plan, spec: PageSpec) -> Navigation:
+    """A page's links, as the plan decided them."""
+    names = tuple((list(k), t.href) for k, t in plan.links.get(spec.path, {}).items())
+    mentions = []
+    for doc, found in sorted((spec.config.get("mentions") or {}).items()):
+        targets: dict[str, str] = {}
+        for path, anchor, _ in found:
+            target = plan.target(path, anchor)
+            if target is not None and target.path != spec.path:
+                targets.setdefault(target.href, plan.titles.get(target.path, target.path))
+        if targets:
+            mentions.append((doc, tuple(targets.items())))
+    homes: dict[str, tuple[str, str]] = {}
+    for key in section_keys(spec):
+        path, _, anchor = key.partition("#")
+        target = plan.target(path, anchor)
+        if target is not None and target.path != spec.path:
+            homes[key] = (target.href, plan.titles.get(target.path, target.path))
+    outdated = []
+    for key in section_keys(spec):
+        for sentence, (change, said) in sorted(plan.timeline.outdated.get(key.partition("#")[0], {}).items()):
+            target = plan.target(change.statement.doc.path, change.statement.anchor)
+            if target is not None:
+                now = quantity(change.new, change.unit)
+                title = plan.titles.get(target.path, target.path)
+                outdated.append((sentence, said.date, now, target.href, title))
+    return Navigation(
+        outdated=tuple(dict.fromkeys(outdated)),
+        names=tuple((tuple(k), h) for k, h in names),
+        homes=tuple((k, h, t) for k, (h, t) in homes.items()),
+        see_also=tuple((p, plan.titles[p]) for p in plan.see_also.get(spec.path, ())),
+        backlinks=tuple((p, plan.titles[p]) for p in plan.backlinks.get(spec.path, ())),
+        mentions=tuple(mentions),
+    )
 
 
-def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian) -> str:
+def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian, nav: Navigation) -> str:
     meta = {
         "title": draft.title,
         "type": spec.type,
@@ -129,7 +153,7 @@ def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian) -> str:
         "wikic": {"fingerprint": fp, "backend": lib.name, "model": lib.model, "version": __version__},
     }
     head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{head}---\n\n{render_body(draft, spec.path)}"
+    return f"---\n{head}---\n\n{render_body(draft, spec.path, nav)}"
 
 
 @dataclass
@@ -141,7 +165,7 @@ class _Check:
 def verify_blocks(blocks: tuple[Block, ...], verifier: Verifier) -> _Check:
     failures: list[tuple[int, int, Failure]] = []
     for bi, b in enumerate(blocks):
-        if b.kind in ("para", "bullets", "note"):
+        if b.kind in PROSE_KINDS:
             for si, s in enumerate(b.sentences):
                 result = verifier.check(s.text, s.cites)
                 if not result.ok:
@@ -171,7 +195,7 @@ def drop_failures(check: _Check) -> list[Block]:
     kept: list[Block] = []
     for bi, b in enumerate(check.blocks):
         drop = bad.get(bi, set())
-        if b.kind in ("para", "bullets", "note"):
+        if b.kind in PROSE_KINDS:
             sentences = tuple(s for si, s in enumerate(b.sentences) if si not in drop)
             if sentences:
                 kept.append(Block(b.kind, text=b.text, level=b.level, sentences=sentences))
@@ -203,6 +227,75 @@ def prune(blocks: list[Block]) -> list[Block]:
                 continue
         out.append(b)
     return out
+
+
+def mark_outdated(blocks: list[Block], nav: Navigation) -> list[Block]:
+    """A statement a newer source changed is never stated as current: it becomes a dated
+    Superseded note that says what holds now and links to it."""
+    stale = {" ".join(s.split()): (when, now, href, title) for s, when, now, href, title in nav.outdated}
+    if not stale:
+        return blocks
+    out: list[Block] = []
+    for b in blocks:
+        if b.kind not in ("para", "bullets", "steps") or not any(
+            " ".join(s.text.split()) in stale for s in b.sentences
+        ):
+            out.append(b)
+            continue
+        run: list[Sentence] = []
+        for s in b.sentences:
+            found = stale.get(" ".join(s.text.split()))
+            if found is None:
+                run.append(s)
+                continue
+            if run:
+                out.append(replace(b, sentences=tuple(run)))
+                run = []
+            when, now, href, title = found
+            out.append(
+                Block(
+                    "note",
+                    text=f"(stated {when}; now {now}, see {{link}}):",
+                    sentences=(s,),
+                    links=((href, title),),
+                )
+            )
+        if run:
+            out.append(replace(b, sentences=tuple(run)))
+    return out
+
+
+def merge_repeats(blocks: list[Block]) -> list[Block]:
+    """No sentence twice on a page: when two sources on it say the same thing, the later copy is
+    dropped and its citations join the first (so both sources still reach the page)."""
+    first: dict[str, tuple[int, int]] = {}
+    extra: dict[tuple[int, int], list] = {}
+    drop: set[tuple[int, int]] = set()
+    for bi, b in enumerate(blocks):
+        if b.kind not in PROSE_KINDS or b.kind == "note":
+            continue
+        for si, s in enumerate(b.sentences):
+            key = " ".join(s.text.split())
+            if key in first:
+                drop.add((bi, si))
+                extra.setdefault(first[key], []).extend(s.cites)
+            else:
+                first[key] = (bi, si)
+    if not drop:
+        return blocks
+    out = []
+    for bi, b in enumerate(blocks):
+        if b.kind not in PROSE_KINDS or b.kind == "note":
+            out.append(b)
+            continue
+        sentences = tuple(
+            Sentence(s.text, tuple(dict.fromkeys(s.cites + tuple(extra.get((bi, si), ())))))
+            for si, s in enumerate(b.sentences)
+            if (bi, si) not in drop
+        )
+        if sentences:
+            out.append(replace(b, sentences=sentences))
+    return prune(out)
 
 
 def count_facts(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, int]:
@@ -248,6 +341,7 @@ def finish_draft(
         :50
     ]
     blocks = drop_failures(check) if check.failures else prune(check.blocks)
+    blocks = merge_repeats(mark_outdated(blocks, job.nav))
     facts, cites = count_facts(blocks)
     if facts == 0:
         return None
@@ -325,6 +419,8 @@ def compile_wiki(
         if not dry_run and state and state.get("digest") == digest and state.get("outputs") == written:
             report.unchanged = state.get("pages", 0)  # nothing read changed and no page was touched
             report.unplaced = state.get("unplaced", [])
+            report.reasons = state.get("reasons", {})
+            report.coverage = state.get("coverage", {})
             report.seconds = time.perf_counter() - started
             return report
         last_written = (state or {}).get("outputs", {})
@@ -333,11 +429,12 @@ def compile_wiki(
         vocabulary = Vocabulary(docs_list)
         the_plan = make_plan(docs_list, schema)
         report.unplaced = the_plan.unplaced
-        related = related_pages(the_plan)
+        report.reasons = the_plan.reasons
+        navs = {spec.path: navigation(the_plan, spec) for spec in the_plan.pages}
         existing = managed_pages(root)
         jobs: list[tuple[PageSpec, str, PageJob]] = []
         for spec in the_plan.pages:
-            fp = fingerprint(spec, docs, schema, lib, related[spec.path])
+            fp = fingerprint(spec, docs, schema, lib, navs[spec.path])
             old = existing.get(spec.path)
             hand_edited = spec.path in last_written and last_written[spec.path] != written.get(spec.path)
             if old and old["wikic"].get("fingerprint") == fp and spec.path in written and not hand_edited:
@@ -349,7 +446,13 @@ def compile_wiki(
                     spec,
                     fp,
                     PageJob(
-                        spec, page_docs, the_plan.superseded_by, schema.rules, related[spec.path], vocabulary
+                        spec,
+                        page_docs,
+                        the_plan.superseded_by,
+                        schema.rules,
+                        the_plan.see_also.get(spec.path, ()),
+                        vocabulary,
+                        navs[spec.path],
                     ),
                 )
             )
@@ -373,7 +476,12 @@ def compile_wiki(
             if tick:
                 tick(done[0])
 
-        drafts = lib.write([job for _, _, job in jobs], advance) if jobs else []
+        # Overviews, the glossary and the change list are made from the plan alone, by any backend.
+        derived = [job for _, _, job in jobs if job.spec.type in DERIVED_TYPES]
+        written = [job for _, _, job in jobs if job.spec.type not in DERIVED_TYPES]
+        by_job = dict(zip(map(id, derived), OfflineLibrarian().write(derived, advance), strict=True))
+        by_job.update(zip(map(id, written), lib.write(written, advance) if written else [], strict=True))
+        drafts = [by_job[id(job)] for _, _, job in jobs]
         outputs: dict[str, str] = {}
         finals: dict[str, Draft] = {}
         for (spec, fp, job), draft in zip(jobs, drafts, strict=True):
@@ -381,7 +489,7 @@ def compile_wiki(
             if final is None:
                 report.failed.append(spec.path)
                 continue
-            outputs[spec.path] = render_page(spec, final, fp, lib)
+            outputs[spec.path] = render_page(spec, final, fp, lib, navs[spec.path])
             finals[spec.path] = final
         report.usage = lib.usage
         report.notes += getattr(lib, "notes", [])  # LLM backends: pages the provider failed on
@@ -416,10 +524,21 @@ def compile_wiki(
                 touched,
                 _log_details(report),
             )
+        report.coverage = measure_coverage(root, docs_list, the_plan)
         if not report.failed:
             save_state(root, digest, report, len(the_plan.pages), docs)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def measure_coverage(root: Path, docs: list[SourceDoc], the_plan: Plan) -> dict:
+    """How much of layer 1 the wiki on disk shows (``coverage``), with a one-line summary."""
+    from .coverage import of_pages
+    from .lint.pages import wiki_pages
+
+    pages = [p for p in wiki_pages(root) if not p.is_special]
+    found = of_pages(docs, pages, the_plan.reasons, the_plan.superseded_by)
+    return {"summary": found.summary(), **found.as_dict()}
 
 
 def input_digest(root: Path, files: dict[str, bytes], lib: Librarian) -> str:
@@ -463,6 +582,8 @@ def save_state(
         "outputs": _wiki_hashes(root),
         "pages": pages,
         "unplaced": report.unplaced,
+        "reasons": report.reasons,
+        "coverage": report.coverage,
         "layer1": {p: d.sha256 for p, d in docs.items()},
     }
     write_json_artifact(root / STATE, state, STATE_VERSION)

@@ -25,6 +25,10 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(
             f"{path}: file not found; run 'wikic init' or pass --root to the KB folder"
         ) from exc
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: Path) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -129,7 +133,11 @@ NAMED_CLEANUPS: dict[str, list[tuple[str, str | Callable[[re.Match], str]]]] = {
         (r"\{\{-?\s*([^}]*?)\s*-?\}\}", r"\1"),
     ],
     "html_comments": [(r"<!--[\s\S]*?-->", "")],
+    # <style> and <script> blocks hold code for a browser, not text for a reader.
+    "html_scripts": [(r"<(style|script)\b[^>]*>[\s\S]*?</\1\s*>", "")],
 }
+# Applied when a source sets no ``cleanups`` (``cleanups: []`` turns them off).
+DEFAULT_CLEANUPS = ["liquid", "html_comments", "html_scripts"]
 
 
 @dataclass(frozen=True)
@@ -224,7 +232,7 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
         body=f.get("body", str, "body" if kind == "files" else ""),  # files: Markdown body
         template=f.get("template", str, ""),
         updated_field=f.get("updated_at", str, "updated_at"),
-        cleanups=_cleanups(f.get("cleanups", list), f"{where}.cleanups"),
+        cleanups=_cleanups(f.get("cleanups", list, DEFAULT_CLEANUPS), f"{where}.cleanups"),
     )
     if kind == "http":
         url = f.get("url", str, required=True)
@@ -254,9 +262,10 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
     return cfg
 
 
-def load_sources(root: Path) -> SourcesConfig:
+def load_sources(root: Path, text: str | None = None) -> SourcesConfig:
+    """Load ``schema/sources.yaml``, or validate ``text`` as if it were that file."""
     path = root / "schema" / "sources.yaml"
-    data = load_yaml(path)
+    data = load_yaml(path) if text is None else parse_yaml(text, path)
     top = Fields(data, str(path))
     sources = top.get("sources", dict, {})
     top.done()

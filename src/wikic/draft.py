@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from .layer1 import LAYER1
+from .links import Names, Target
+from .markdown import escape_block_start
 
 
 @dataclass(frozen=True, order=True)
@@ -50,11 +52,13 @@ class Cell:
 
 @dataclass(frozen=True)
 class Block:
-    """``kind`` is heading | para | bullets | table | note.
+    """``kind`` is heading | para | bullets | steps | table | note | code | links.
 
-    heading: ``text``, ``level``; para/bullets: ``sentences``; table: ``header`` and ``rows``;
-    note: a superseded statement kept with its date, ``text`` is the lead-in and ``sentences``
-    the quoted older statement.
+    heading: ``text``, ``level``; para/bullets/steps: ``sentences`` (steps are numbered); table:
+    ``header`` and ``rows``; note: a superseded statement kept with its date, ``text`` is the
+    lead-in and ``sentences`` the quoted older statement; code: a source's code block, verbatim
+    in ``text`` (not prose, so not cited); links: ``links`` to other pages, after the label
+    ``text`` on one line ('Read more: …'), or one per line when there is no label.
     """
 
     kind: str
@@ -63,6 +67,7 @@ class Block:
     sentences: tuple[Sentence, ...] = ()
     header: tuple[str, ...] = ()
     rows: tuple[tuple[Cell, ...], ...] = ()
+    links: tuple[tuple[str, str], ...] = ()  # links: (KB-relative href, title) of other pages
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class Draft:
 
 
 SUPERSEDED_MARK = "**Superseded**"
+PROSE_KINDS = ("para", "bullets", "steps", "note")  # blocks made of cited sentences
 
 
 def _cite_links(cites: tuple[Citation, ...], page_path: str) -> str:
@@ -89,38 +95,145 @@ def escape_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_body(draft: Draft, page_path: str) -> str:
-    """Markdown for a draft, citations as relative links; one sentence per line for clean diffs."""
+@dataclass(frozen=True)
+class Navigation:
+    """A page's links to other pages, decided by the plan (``links``) and part of its fingerprint.
+
+    ``names``: subject name keys and the KB-relative href of their page or entry, linked at their
+    first mention in each section; ``see_also`` and ``backlinks``: (href, title) pairs listed at
+    the end; ``mentions``: per entry (a layer-1 path), the other places that name it.
+    """
+
+    names: tuple[tuple[tuple[str, ...], str], ...] = ()
+    see_also: tuple[tuple[str, str], ...] = ()
+    backlinks: tuple[tuple[str, str], ...] = ()
+    mentions: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    homes: tuple[tuple[str, str, str], ...] = ()  # (layer-1 path[#anchor], href, title) of its sources
+    # statements a newer source changed: (sentence, when it was stated, what holds now, href, title)
+    outdated: tuple[tuple[str, str, str, str, str], ...] = ()
+
+    def home(self, path: str, anchor: str = "") -> tuple[str, str] | None:
+        """(href, title) of where a source (or one of its sections) is shown whole."""
+        key = f"{path}#{anchor}" if anchor else path
+        return next(((h, t) for k, h, t in self.homes if k == key), None)
+
+
+def relative(href: str, page_path: str) -> str:
+    """A KB-relative 'wiki/x.md#a' as seen from ``page_path``."""
+    path, _, anchor = href.partition("#")
+    rel = os.path.relpath(path, os.path.dirname(page_path) or ".") if path != page_path else ""
+    return rel + (f"#{anchor}" if anchor else "")
+
+
+_PROTECTED = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`]*`|\*\*[^*]+:\*\*")  # links, code, fact labels
+
+
+class _Linker:
+    """Links the first mention of each subject in a section of a page."""
+
+    def __init__(self, nav: Navigation, page_path: str):
+        self.names = Names({k: Target(href) for k, href in nav.names})
+        self.page = page_path
+        self.done: set[tuple[str, ...]] = set()
+
+    def section(self) -> None:
+        self.done = set()
+
+    def __call__(self, text: str) -> str:
+        if not self.names.targets:
+            return text
+        shut = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
+        out, pos = [], 0
+        for start, end, key in self.names.spans(text):
+            if key in self.done or any(a < end and start < b for a, b in shut):
+                continue
+            self.done.add(key)
+            href = relative(self.names.targets[key].path, self.page)
+            out += [text[pos:start], f"[{text[start:end]}]({href})"]
+            pos = end
+        return "".join(out) + text[pos:]
+
+
+def _line(prefix: str, s: Sentence, page_path: str, link=None) -> str:
+    """One sentence on its own line, after its list marker, followed by its citations; text that
+    would read as Markdown block syntax at the start of a line ('2) Grace period') is escaped."""
+    text = s.text if prefix.startswith(">") and prefix != "> " else escape_block_start(s.text)
+    if link is not None:
+        text = link(text)
+    return f"{prefix}{text} {_cite_links(s.cites, page_path)}"
+
+
+def _nav_list(title: str, items: tuple[tuple[str, str], ...], page_path: str) -> list[str]:
+    if not items:
+        return []
+    return [f"## {title}", "", *(f"- [{t}]({relative(h, page_path)})" for h, t in items), ""]
+
+
+def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> str:
+    """Markdown for a draft, citations as relative links; one sentence per line for clean diffs.
+
+    With ``nav``, the first mention of another page's subject in each section links to it, each
+    entry is followed by the other places that name it, and the page ends with 'See also' and
+    'Linked from'."""
+    nav = nav or Navigation()
+    link = _Linker(nav, page_path)
+    mentions = dict(nav.mentions)
+    entry = ""  # the layer-1 path of the entry being rendered (its facts cite it)
     lines: list[str] = [f"# {draft.title}", ""]
+
+    def close_entry() -> None:
+        if entry and mentions.get(entry):
+            refs = ", ".join(f"[{t}]({relative(h, page_path)})" for h, t in mentions[entry])
+            lines.extend([f"Mentioned in: {refs}", ""])
+
     for b in draft.blocks:
         if b.kind == "heading":
+            if b.level <= 2:
+                close_entry()
+                entry = ""
+            link.section()
             lines += ["#" * b.level + " " + b.text, ""]
-        elif b.kind == "para":
-            lines += [f"{s.text} {_cite_links(s.cites, page_path)}" for s in b.sentences] + [""]
+            continue
+        if not entry:
+            entry = next((c.path for s in b.sentences for c in s.cites), "") or next(
+                (c.cites[0].path for r in b.rows for c in r if c.cites), ""
+            )
+        if b.kind == "para":
+            lines += [_line("", s, page_path, link) for s in b.sentences] + [""]
         elif b.kind == "bullets":
-            lines += [f"- {s.text} {_cite_links(s.cites, page_path)}" for s in b.sentences] + [""]
+            lines += [_line("- ", s, page_path, link) for s in b.sentences] + [""]
+        elif b.kind == "steps":
+            lines += [_line(f"{n}. ", s, page_path, link) for n, s in enumerate(b.sentences, 1)] + [""]
+        elif b.kind == "code":
+            fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", b.text)), default=0))
+            lines += [fence, b.text, fence, ""]
         elif b.kind == "note":
-            # The lead-in shares the first quoted sentence's line, so every line carries a citation.
+            # The lead-in shares the first quoted sentence's line, so every line carries a citation;
+            # '{link}' in it stands for the link to what holds now.
+            text = b.text
+            for href, title in b.links:
+                text = text.replace("{link}", f"[{title}]({relative(href, page_path)})")
             for n, s in enumerate(b.sentences):
-                lead = f"{SUPERSEDED_MARK} {b.text} " if n == 0 else ""
-                lines.append(f"> {lead}{s.text} {_cite_links(s.cites, page_path)}")
+                lead = f"{SUPERSEDED_MARK} {text} " if n == 0 else ""
+                lines.append(_line(f"> {lead}", s, page_path))
             lines += [""]
+        elif b.kind == "links":
+            refs = [f"[{title}]({relative(href, page_path)})" for href, title in b.links]
+            lines += ([f"{b.text}: " + ", ".join(refs)] if b.text else [f"- {r}" for r in refs]) + [""]
         elif b.kind == "table":
             lines.append("| " + " | ".join(escape_cell(h) for h in b.header) + " |")
             lines.append("|" + "---|" * len(b.header))
             for row in b.rows:
                 cells = [
-                    escape_cell(c.text) + (" " + _cite_links(c.cites, page_path) if c.cites else "")
+                    escape_cell(link(c.text)) + (" " + _cite_links(c.cites, page_path) if c.cites else "")
                     for c in row
                 ]
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
-    if draft.see_also:
-        lines += ["## See also", ""]
-        for target in draft.see_also:
-            rel = os.path.relpath(target, os.path.dirname(page_path) or ".")
-            lines.append(f"- [{PurePosixPath(target).stem.replace('-', ' ')}]({rel})")
-        lines.append("")
+    close_entry()
+    see_also = nav.see_also or tuple((p, PurePosixPath(p).stem.replace("-", " ")) for p in draft.see_also)
+    lines += _nav_list("See also", see_also, page_path)
+    lines += _nav_list("Linked from", nav.backlinks, page_path)
     return "\n".join(lines).rstrip() + "\n"
 
 

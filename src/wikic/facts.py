@@ -1,37 +1,48 @@
-"""A source's frontmatter fields as facts: which fields hold content, their human labels, their
-values as text, and the other names (aliases) a source gives its subject.
+"""Facts from fields: which frontmatter fields of a layer-1 document are facts a reader wants.
 
-Kept free of heavy imports: ``search`` and ``ask`` use it on every call.
+One place decides this for every stage: the librarian's fact lists, the coverage figures of
+compile and check, and the lint rule that compares a published fact with its frontmatter.
+
+- Bookkeeping fields (ids, URLs, hashes, timestamps, slugs, icons) are not facts.
+- Values that mean "unknown" (``0``, ``""``, ``null``, ``[]``) are never shown as facts.
+- Long text (a description, a summary) is prose, shown as a paragraph, not as a fact.
+- Lists are joined with ", "; booleans read "yes"/"no".
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-# Fields that describe the record rather than its subject.
-RECORD_FIELDS = frozenset(
+from .models import SourceDoc
+
+BOOKKEEPING = frozenset(
     {
         "title",
         "source",
         "id",
         "url",
         "updated_at",
+        "created_at",
         "generated_by",
         "layer0",
         "hand_maintained",
-        "device",
         "supersedes",
-        "products",
-        "tags",
-        "category",
-        "image",
-        "icon",
         "slug",
+        "html_url",
+        "icon",
+        "image",
+        "svg_icon",
+        "device",
+        "thumbnail",
+        "position",
+        "order",
     }
 )
-ALIAS_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as", "tags")
-PROSE_FIELDS = ("description", "summary", "excerpt", "body")  # text, not a fact
+PROSE_FIELDS = frozenset({"description", "summary", "excerpt", "abstract", "lead", "intro", "answer"})
+LONG_TEXT = 120  # characters: a longer string field is prose, not a fact
+
 UNITS = {
     "l": "l",
     "ml": "ml",
@@ -48,14 +59,10 @@ UNITS = {
     "h": "h",
     "pct": "%",
 }
-LONGEST_FACT = 200  # longer text fields are prose, rendered in the body
-# A URL or a path ('https://…', '/crops/x.jpg', 'v15/app'), which locates the record rather than
-# stating a fact; '1/32' and 'km/h' are values.
-_LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z]{3})\S*/\S*)$", re.IGNORECASE)
 
 
 def label(name: str) -> str:
-    """'row_spacing' → 'Row spacing'."""
+    """'row_spacing' → 'Row spacing' (the label transform gives a field in a details list)."""
     return name.replace("_", " ").replace("-", " ").strip().capitalize()
 
 
@@ -72,23 +79,114 @@ def format_value(value: Any) -> str:
         return ", ".join(format_value(v) for v in value)
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return str(value).strip()
+    return str(value)
 
 
-def fact_fields(meta: dict[str, Any]) -> list[tuple[str, str]]:
-    """(field, value as text) of every frontmatter field that states something about the subject."""
+def is_unknown(value: Any) -> bool:
+    """``0``, ``""``, ``null`` and empty lists mean the record does not know the value."""
+    if value is None or isinstance(value, bool):
+        return value is None
+    if isinstance(value, (int, float)):
+        return value == 0
+    if isinstance(value, str):
+        return value.strip() in ("", "0", "0.0")
+    if isinstance(value, list):
+        return not any(not is_unknown(v) for v in value)
+    return False
+
+
+def is_bookkeeping(name: str) -> bool:
+    return (
+        name in BOOKKEEPING
+        or name.startswith("record_")
+        or name.endswith(("_url", "_at", "_sha256", "_hash"))
+        or name == "wikic"
+    )
+
+
+def is_prose(name: str, value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    text = " ".join(value.split())
+    return name in PROSE_FIELDS or len(text) > LONG_TEXT or "\n\n" in value.strip()
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str
+    label: str
+    value: str  # as shown: lists joined, booleans yes/no
+
+    @property
+    def text(self) -> str:
+        return f"**{self.label}:** {self.value}"
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, (str, int, float, bool)) for v in value)
+    return isinstance(value, (str, int, float, bool))
+
+
+def facts(doc: SourceDoc, show: tuple[str, ...] = (), hide: tuple[str, ...] = ()) -> list[Fact]:
+    """The document's fields worth showing as facts, in frontmatter order.
+
+    ``show`` (when given) lists the only fields to show; ``hide`` lists fields to leave out.
+    """
     out = []
-    for key, value in meta.items():
-        if key in RECORD_FIELDS or key in ALIAS_FIELDS or key in PROSE_FIELDS or key.startswith("record_"):
+    for key, value in doc.meta.items():
+        if show and key not in show:
             continue
-        if isinstance(value, dict) or (
-            isinstance(value, list) and not all(isinstance(v, (str, int, float, bool)) for v in value)
-        ):
+        if key in hide or is_bookkeeping(key) or not _scalar(value) or is_unknown(value):
             continue
-        text = format_value(value)
-        if text and len(text) <= LONGEST_FACT and not _LOCATION.match(text):
+        if is_prose(key, value):
+            continue
+        if isinstance(value, list):
+            value = [v for v in value if not is_unknown(v)]
+        out.append(Fact(key, field_label(key), " ".join(format_value(value).split())))
+    return out
+
+
+def prose_fields(doc: SourceDoc, hide: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(field, text) of long text fields the document's body does not already contain."""
+    body = " ".join(doc.body.split())
+    out = []
+    for key, value in doc.meta.items():
+        if key in hide or is_bookkeeping(key) or not isinstance(value, str) or is_unknown(value):
+            continue
+        text = value.strip()
+        if is_prose(key, value) and " ".join(text.split()) not in body:
             out.append((key, text))
     return out
+
+
+_RESTATED = re.compile(r"^\s*(?:\*\*|__)?([^:*_]{1,60}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.+?)\s*$")
+
+
+def restated_field(doc: SourceDoc, text: str) -> str | None:
+    """The frontmatter field a 'Label: value' line restates (as transform's details list does),
+    or None. Compared on labels and shown values, so a changed value is not a restatement."""
+    m = _RESTATED.match(text)
+    if not m:
+        return None
+    name, value = m.group(1).strip().lower(), " ".join(m.group(2).split())
+    for key, raw in doc.meta.items():
+        shown = " ".join(format_value(raw).split()) if _scalar(raw) else None
+        if name in (label(key).lower(), field_label(key).lower()) and value == shown:
+            return key
+    return None
+
+
+def fact_for_label(doc: SourceDoc, name: str) -> tuple[str, str] | None:
+    """(field, shown value) of the field labelled ``name`` ('Row spacing'), or None."""
+    wanted = name.strip().lower()
+    for key, raw in doc.meta.items():
+        if wanted in (label(key).lower(), field_label(key).lower(), key.lower()) and _scalar(raw):
+            return key, " ".join(format_value(raw).split())
+    return None
+
+
+ALIAS_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as", "tags")
 
 
 def aliases(meta: dict[str, Any]) -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 import frontmatter
 import httpx
@@ -98,6 +98,20 @@ def expand_headers(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os
     return out
 
 
+# ``${VAR}`` in a source URL, also after percent-encoding (``with_query`` re-encodes the query).
+_URL_ENV = re.compile(r"(?:\$|%24)(?:\{|%7B)([A-Za-z_][A-Za-z0-9_]*)(?:\}|%7D)", re.IGNORECASE)
+
+
+def url_secrets(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os.environ) -> dict[str, str]:
+    """The ``${VAR}`` placeholders of the source URL and their values from the environment."""
+    out = {}
+    for var in dict.fromkeys(m.group(1) for m in _URL_ENV.finditer(cfg.url)):
+        if var not in environ:
+            raise ConfigError(f"source '{cfg.name}': url needs environment variable {var}; set it and rerun")
+        out[var] = environ[var]
+    return out
+
+
 def with_query(url: str, **params: Any) -> str:
     parts = urlsplit(url)
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
@@ -133,15 +147,29 @@ class HttpGetter:
         root: Path,
         headers: dict[str, str],
         sleep: Callable[[float], None] = time.sleep,
+        secrets: dict[str, str] | None = None,
     ):
         self.cfg = cfg
         self.client = client
         self.root = root
         self.headers = headers
         self.sleep = sleep
-        self.origin = urlsplit(cfg.url)[:2]
+        self.secrets = secrets or {}  # ${VAR} in the URL → value; URLs are kept with the placeholder
+        self.origin = urlsplit(self.expand(cfg.url))[:2]
+
+    def expand(self, url: str) -> str:
+        """The URL to request: placeholders replaced by their (percent-encoded) values."""
+        return _URL_ENV.sub(lambda m: quote(self.secrets.get(m.group(1), m.group(0)), safe=""), url)
+
+    def redact(self, url: str) -> str:
+        """The URL to keep (in layer 0, reports, errors): secret values back to ``${VAR}``."""
+        for var, value in self.secrets.items():
+            if value:
+                url = url.replace(quote(value, safe=""), "${" + var + "}").replace(value, "${" + var + "}")
+        return _URL_ENV.sub(lambda m: "${" + m.group(1) + "}", url)
 
     def get(self, url: str, validators: dict[str, str] | None = None) -> tuple[int, bytes, httpx.Headers]:
+        url = self.expand(url)
         if url.startswith("file:"):
             return self._file(url)
         attempt = 0
@@ -153,7 +181,7 @@ class HttpGetter:
                     raise SourceError(
                         self.cfg.name,
                         f"{type(exc).__name__}: {exc or 'no response'}; gave up after {attempt + 1} attempts",
-                        page=url,
+                        page=self.redact(url),
                     ) from None
                 self.sleep(self._backoff(attempt, None))
                 attempt += 1
@@ -166,7 +194,7 @@ class HttpGetter:
                 raise SourceError(
                     self.cfg.name,
                     f"HTTP {status}" + (f" after {attempt + 1} attempts" if status in RETRY_STATUS else ""),
-                    page=url,
+                    page=self.redact(url),
                 )
             return status, body, headers
 
@@ -206,7 +234,7 @@ class HttpGetter:
                         self.cfg.name,
                         f"response of {declared} bytes exceeds max_bytes "
                         f"({self.cfg.max_bytes}); raise max_bytes or page smaller",
-                        page=url,
+                        page=self.redact(url),
                     )
                 chunks, size = [], 0
                 for chunk in resp.iter_bytes():
@@ -216,11 +244,11 @@ class HttpGetter:
                             self.cfg.name,
                             f"response exceeds max_bytes ({self.cfg.max_bytes}); "
                             "raise max_bytes or page smaller",
-                            page=url,
+                            page=self.redact(url),
                         )
                     chunks.append(chunk)
                 return resp.status_code, b"".join(chunks), resp.headers
-        raise SourceError(self.cfg.name, f"more than {MAX_REDIRECTS} redirects", page=url)
+        raise SourceError(self.cfg.name, f"more than {MAX_REDIRECTS} redirects", page=self.redact(url))
 
     def _file(self, url: str) -> tuple[int, bytes, httpx.Headers]:
         path = resolve_file_url(url, self.root)
@@ -277,6 +305,7 @@ def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict
             continue
         doc, items = _items(cfg, url, body)
         next_url = _next_url(cfg, url, doc, headers, items)
+        next_url = getter.redact(next_url) if next_url else None
         etag, modified = headers.get("etag"), headers.get("last-modified")
         fresh = {"etag": etag, "last_modified": modified, "next": next_url} if etag or modified else None
         yield Page(url, items, next_url, validators=fresh)
@@ -370,9 +399,8 @@ def fetch_http(
     sleep: Callable[[float], None] = time.sleep,
 ) -> set[str] | None:
     """Fetch one HTTP source. Returns the ids seen, or None if some record could not be read."""
-    getter = HttpGetter(
-        cfg, client, root, expand_headers(cfg, os.environ if environ is None else environ), sleep
-    )
+    env = os.environ if environ is None else environ
+    getter = HttpGetter(cfg, client, root, expand_headers(cfg, env), sleep, url_secrets(cfg, env))
     fetched_at = now_iso()
     seen: set[str] = set()
     complete = True
@@ -415,7 +443,7 @@ def fetch_http(
                 continue
             seen.add(rid)
             ids.append(rid)
-            result = store.put(Record(cfg.name, rid, item, page.url), fetched_at)
+            result = store.put(Record(cfg.name, rid, item, getter.redact(page.url)), fetched_at)
             setattr(report, result.status, getattr(report, result.status) + 1)
         # Only a page whose every record is stored may be skipped by a 304 next time.
         if page.validators and page_complete:

@@ -17,8 +17,16 @@ from .config import Fields, load_yaml
 from .errors import ConfigError
 from .fsutil import atomic_write, write_if_changed
 
-TYPE_ORDER = ("device", "comparison", "guide", "topic")
-TYPE_HEADINGS = {"device": "Devices", "comparison": "Comparisons", "guide": "Guides", "topic": "Topics"}
+TYPE_ORDER = ("hub", "device", "comparison", "guide", "topic", "glossary", "changes")
+TYPE_HEADINGS = {
+    "hub": "Overviews",
+    "device": "Devices",
+    "comparison": "Comparisons",
+    "guide": "Guides",
+    "topic": "Topics",
+    "glossary": "Glossary",
+    "changes": "What changed",
+}
 OVERRIDES = "schema/index-overrides.yaml"
 
 

@@ -47,7 +47,11 @@ def layer1_files(root: Path) -> list[Path]:
     folder = root / LAYER1
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
+    return sorted(
+        p
+        for p in folder.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
 
 
 def read_layer1(root: Path) -> dict[str, bytes]:

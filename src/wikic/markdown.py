@@ -11,16 +11,61 @@ from dataclasses import dataclass
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A wiki-link copied from a source: [[Page]] or [[Page|shown text]].
+_WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
 # Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores.
 _INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
 _HTML_TAG = re.compile(r"<[^>]+>")
 
 
 def plain_inline(text: str) -> str:
-    """Rendered text of inline Markdown: links become their text, emphasis and tags vanish."""
+    """Rendered text of inline Markdown: links become their text, emphasis and tags vanish, and
+    backslash-escaped punctuation ('2\\) Step') reads as itself."""
+    text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
     text = _LINK.sub(r"\1", text)
     text = _HTML_TAG.sub("", text)
-    return _INLINE.sub("", text).strip()
+    return _ESCAPED.sub(r"\1", _INLINE.sub("", text)).strip()
+
+
+_ESCAPED = re.compile(r"\\([#>|.)+\-=!\[\]])")
+_BLOCK_START = re.compile(r"^(\d+)([.)])(?=\s|$)|^(?:[-+*]|#{1,6})(?=\s|$)|^[>|]")
+
+
+def escape_block_start(text: str) -> str:
+    """Text put at the start of a Markdown line, escaped so that it stays text: '2) Grace' would
+    start a numbered list, '# x' a heading, '> x' a quote."""
+    m = _BLOCK_START.match(text)
+    if not m:
+        return text
+    if m.group(1):
+        return f"{m.group(1)}\\{m.group(2)}{text[m.end() :]}"
+    return "\\" + text
+
+
+_NOT_TEXT = re.compile(r"<(style|script)\b[^>]*>[\s\S]*?</\1\s*>|<!--[\s\S]*?-->", re.IGNORECASE)
+
+
+def readable(text: str) -> str:
+    """Markdown without what a browser would not show as text: style and script blocks, comments."""
+    return _NOT_TEXT.sub("", text) if "<" in text else text
+
+
+# A table row needs a '|'; the delimiter row under the header has a '|' and only dashes, colons
+# and spaces between them ('---|---', '| :-- | --: |').
+_TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+
+
+def is_table_start(line: str, next_line: str) -> bool:
+    """Whether ``line`` is a table's header row (with or without outer pipes)."""
+    return "|" in line and "|" in next_line and bool(_TABLE_DELIMITER.match(next_line))
+
+
+def table_cells(line: str) -> list[str]:
+    """The cells of a table row, as rendered text; '\\|' is a literal bar inside a cell."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [plain_inline(c.strip().replace("\\|", "|")) for c in re.split(r"(?<!\\)\|", inner)]
 
 
 def github_slug(heading: str) -> str:

@@ -43,7 +43,7 @@ from .markdown import STOPWORDS, plain_inline, split_sections, words
 from .models import SourceDoc
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 KINDS = ("page", "source", "index")  # what ``search`` fuses
 TABLES = (*KINDS, "doc")
 # bm25() weights for (title, headings, body): a match in a title or heading counts above the body.
@@ -550,10 +550,14 @@ class SearchIndex:
                     )
                     stats.chunks += len(chunks)
                 self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
-                if any(known[rel][0] == "source" for rel in gone) or any(p[5] is not None for p in pending):
-                    self._store_supersession()
                 if gone or pending:
                     self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
+        sources_changed = any(known[rel][0] == "source" for rel in gone) or any(
+            p[5] is not None for p in pending
+        )
+        if sources_changed or self._supersession()[0] != self._schema_digest():
+            with self.conn:
+                self._store_supersession()
         return stats
 
     def _add_doc(self, doc: SourceDoc) -> None:
@@ -573,11 +577,20 @@ class SearchIndex:
         )
 
     def _store_supersession(self) -> None:
-        """Which layer-1 documents are superseded, and by which: worked out when sources change
-        (it needs every document), so a lookup reads it instead of reading them all."""
-        from .plan import supersession
+        """Which layer-1 documents (or sections) are superseded, and by which: worked out when the
+        sources or ``schema/wiki.yaml`` (its version chains) change, since it needs every document,
+        so a lookup reads it instead of reading them all."""
+        from .versions import schema_chains, supersession
 
-        self._store("superseded", json.dumps(supersession(self.docs()), sort_keys=True))
+        value = [self._schema_digest(), supersession(self.docs(), schema_chains(self.root))]
+        self._store("superseded", json.dumps(value, sort_keys=True))
+
+    def _supersession(self) -> tuple[str, dict[str, str]]:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='superseded'").fetchone()
+        if row is None:
+            return "-", {}
+        digest, found = json.loads(row[0])
+        return digest, found
 
     def _store(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
@@ -636,9 +649,9 @@ class SearchIndex:
         return Entities.from_json(row[0]) if row else Entities([], {})
 
     def superseded(self) -> dict[str, str]:
-        """{superseded layer-1 path: the path of the document that replaces it}."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key='superseded'").fetchone()
-        return json.loads(row[0]) if row else {}
+        """{superseded layer-1 path, or path#anchor for one section: the path of the document
+        that replaces it} (``versions.supersession``)."""
+        return self._supersession()[1]
 
     def _delete(self, rel: str) -> None:
         for rowid, kind in self.conn.execute("SELECT id, kind FROM chunks WHERE file=?", (rel,)).fetchall():

@@ -20,6 +20,7 @@ import yaml
 from . import __version__
 from .config import SourceConfig, SourcesConfig
 from .errors import SourceError
+from .facts import format_value, label
 from .fetch import dotted
 from .fsutil import (
     atomic_write,
@@ -52,24 +53,12 @@ class TransformReport:
     seconds: float = 0.0
 
 
-def label(name: str) -> str:
-    return name.replace("_", " ").replace("-", " ").strip().capitalize()
-
-
 def is_short(value: Any) -> bool:
     if isinstance(value, list):
         return all(isinstance(v, (str, int, float, bool)) and len(str(v)) <= 80 for v in value)
     return isinstance(value, (int, float, bool)) or (
         isinstance(value, str) and "\n" not in value and len(value) <= 120
     )
-
-
-def format_value(value: Any) -> str:
-    if isinstance(value, list):
-        return ", ".join(format_value(v) for v in value)
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
 
 
 def default_body(data: dict[str, Any], skip: set[str]) -> str:

@@ -8,12 +8,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Fields, load_yaml
+from .config import Fields, load_yaml, parse_yaml
 from .errors import ConfigError
 from .fsutil import canonical_json, sha256_tag
 
-PAGE_TYPES = ("topic", "device", "guide", "comparison")
-DEFAULT_FOLDERS = {"topic": "topics", "device": "devices", "guide": "guides", "comparison": "comparisons"}
+PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes")
+DEFAULT_FOLDERS = {
+    "topic": "topics",
+    "device": "devices",
+    "guide": "guides",
+    "comparison": "comparisons",
+    "hub": "hubs",
+    "glossary": "",  # wiki/glossary.md
+    "changes": "",  # wiki/changes.md
+}
 BACKENDS = ("offline", "anthropic", "openai")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
 
@@ -67,6 +75,14 @@ class TopicRule:
 
 
 @dataclass(frozen=True)
+class VersionChain:
+    """Whole documents of one source that replace each other, oldest first (see ``versions.py``)."""
+
+    source: str
+    chain: tuple[str, ...]  # record ids, keys or file names
+
+
+@dataclass(frozen=True)
 class Librarian:
     backend: str = "offline"
     model: str = ""
@@ -90,6 +106,9 @@ class WikiSchema:
     min_overlap: float
     rules: str  # schema/librarian.md
     hash: str  # of everything above: a change recompiles every page
+    facts_show: tuple[str, ...] = ()  # only these frontmatter fields are shown as facts (all when empty)
+    facts_hide: tuple[str, ...] = ()  # frontmatter fields never shown as facts
+    versions: tuple[VersionChain, ...] = ()
 
 
 def _str_list(f: Fields, key: str) -> tuple[str, ...]:
@@ -115,9 +134,10 @@ def _items(value: Any, where: str) -> list[Any]:
     return value
 
 
-def load_wiki_schema(root: Path) -> WikiSchema:
+def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
+    """Load ``schema/wiki.yaml``, or validate ``text`` as if it were that file."""
     path = root / "schema" / "wiki.yaml"
-    data = load_yaml(path)
+    data = load_yaml(path) if text is None else parse_yaml(text, path)
     top = Fields(data, str(path))
 
     page_types = {}
@@ -199,6 +219,14 @@ def load_wiki_schema(root: Path) -> WikiSchema:
         )
         f.done()
 
+    versions = []
+    for i, item in enumerate(_items(top.get("versions", list), f"{path}: versions")):
+        f = Fields(item, f"{path}: versions[{i}]")
+        versions.append(VersionChain(f.get("source", str, required=True), _str_list(f, "chain")))
+        if len(versions[-1].chain) < 2:
+            raise ConfigError(f"{path}: versions[{i}].chain: list at least two documents, oldest first")
+        f.done()
+
     lf = Fields(top.get("librarian", dict, {}), f"{path}: librarian")
     librarian = Librarian(
         backend=lf.choice("backend", BACKENDS, "offline"),
@@ -219,6 +247,9 @@ def load_wiki_schema(root: Path) -> WikiSchema:
     if not 0 < min_overlap <= 1:
         raise ConfigError(f"{path}: verify.min_overlap must be in (0, 1], got {min_overlap}")
     ver.done()
+    ff = Fields(top.get("facts", dict, {}), f"{path}: facts")
+    facts_show, facts_hide = _str_list(ff, "show"), _str_list(ff, "hide")
+    ff.done()
     top.done()
 
     rules_path = root / "schema" / "librarian.md"
@@ -254,4 +285,7 @@ def load_wiki_schema(root: Path) -> WikiSchema:
         min_overlap,
         rules,
         digest,
+        facts_show,
+        facts_hide,
+        tuple(versions),
     )

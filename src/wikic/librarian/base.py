@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..draft import Draft
+from ..draft import Draft, Navigation
 from ..models import SourceDoc
 from ..plan import PageSpec
 from .extract import Vocabulary
@@ -22,6 +22,7 @@ class PageJob:
     rules: str  # schema/librarian.md
     related: tuple[str, ...] = ()  # other wiki page paths worth linking ("see also")
     vocabulary: Vocabulary | None = field(default=None, compare=False)  # corpus word frequencies
+    nav: Navigation = field(default_factory=Navigation)  # links to other pages, decided by the plan
 
 
 @dataclass

@@ -11,7 +11,8 @@ One module per rule family:
 - ``citations``: uncited-sentence, unsupported-citation, superseded-citation;
 - ``integrity``: stale-page, layer0-tampered, hand-edited-generated;
 - ``coverage``: uncovered-source, duplicate-page;
-- ``contradictions``: contradiction (fields and sentences).
+- ``contradictions``: contradiction (fields and sentences);
+- ``versions``: unresolved-supersedes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..coverage import of_pages
 from .citations import rule_citations
 from .contradictions import quantities, rule_contradictions
 from .coverage import rule_duplicates, rule_uncovered
@@ -27,6 +29,7 @@ from .integrity import rule_hand_edited, rule_layer0, rule_stale
 from .kb import KB, gather
 from .links import rule_links, rule_reachability
 from .pages import Statement, WikiPage, read_page, wiki_pages
+from .versions import rule_versions
 
 RULE_FUNCTIONS = (
     rule_links,
@@ -38,6 +41,7 @@ RULE_FUNCTIONS = (
     rule_contradictions,
     rule_layer0,
     rule_hand_edited,
+    rule_versions,
 )
 
 
@@ -49,6 +53,8 @@ def check(root: Path) -> CheckReport:
     report.statements = sum(len(p.statements) for p in kb.content_pages)
     for rule in RULE_FUNCTIONS:
         report.findings.extend(rule(kb))
+    if kb.plan is not None:
+        report.coverage = of_pages(kb.docs.values(), kb.content_pages, kb.plan.reasons, kb.superseded_by)
     report.findings.sort(key=lambda f: (f.severity != ERROR, f.path, f.line or 0, f.rule, f.message))
     report.seconds = time.perf_counter() - started
     return report

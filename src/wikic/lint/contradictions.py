@@ -12,6 +12,7 @@ from typing import Any
 from ..citations import stem
 from ..markdown import STOPWORDS, content_words, github_slug, plain_inline
 from ..models import SourceDoc
+from ..timeline import _UNIT_WORDS, quantities
 from .findings import WARNING, Finding, finding, short
 from .kb import KB
 
@@ -125,88 +126,7 @@ def _field_line(root: Path, path: str, name: str) -> int | None:
     return None
 
 
-_UNIT_WORDS = {
-    "day": "day",
-    "days": "day",
-    "week": "week",
-    "weeks": "week",
-    "month": "month",
-    "months": "month",
-    "year": "year",
-    "years": "year",
-    "hour": "hour",
-    "hours": "hour",
-    "hr": "hour",
-    "hrs": "hour",
-    "minute": "minute",
-    "minutes": "minute",
-    "min": "minute",
-    "mins": "minute",
-    "second": "second",
-    "seconds": "second",
-    "sec": "second",
-    "mm": "mm",
-    "millimetre": "mm",
-    "millimetres": "mm",
-    "millimeter": "mm",
-    "millimeters": "mm",
-    "cm": "cm",
-    "centimetre": "cm",
-    "centimetres": "cm",
-    "centimeter": "cm",
-    "centimeters": "cm",
-    "m": "m",
-    "metre": "m",
-    "metres": "m",
-    "meter": "m",
-    "meters": "m",
-    "inch": "inch",
-    "inches": "inch",
-    "ft": "ft",
-    "feet": "ft",
-    "foot": "ft",
-    "l": "l",
-    "litre": "l",
-    "litres": "l",
-    "liter": "l",
-    "liters": "l",
-    "ml": "ml",
-    "w": "w",
-    "watt": "w",
-    "watts": "w",
-    "v": "v",
-    "volt": "v",
-    "volts": "v",
-    "kg": "kg",
-    "g": "g",
-    "grams": "g",
-    "lb": "lb",
-    "lbs": "lb",
-    "%": "%",
-    "percent": "%",
-    "°c": "°c",
-    "°f": "°f",
-}
-_NUM = r"\d+(?:\.\d+)?"
-# '60 days', '45-day', '8–10 cm', '12 to 18 hours', '$179'
-_QUANTITY = re.compile(
-    rf"(?<![\w.,])(?:({_NUM})\s*(?:[–-]|to)\s*)?({_NUM})(?:\s*|-)(%|°[CF]|[A-Za-z]+)(?![\w-])"
-    rf"|\$\s?({_NUM})(?!\d)"
-)
 _MIN_SHARED, _MIN_JACCARD, _MAX_POSTING = 4, 0.6, 300
-
-
-def quantities(text: str) -> dict[str, frozenset[str]]:
-    """{unit: values} of the numbers with a known unit in ``text``: '45-day' → {'day': {'45'}}."""
-    out: dict[str, set[str]] = defaultdict(set)
-    for m in _QUANTITY.finditer(text):
-        if m.group(4):
-            out["usd"].add(f"{float(m.group(4)):g}")
-            continue
-        unit = _UNIT_WORDS.get(m.group(3).lower())
-        if unit:
-            out[unit].update(f"{float(v):g}" for v in m.group(1, 2) if v)
-    return {u: frozenset(v) for u, v in out.items()}
 
 
 @dataclass

@@ -13,6 +13,12 @@ from .pages import WikiPage
 
 
 def rule_uncovered(kb: KB) -> Iterator[Finding]:
+    """uncovered-source: a layer-1 source no page shows, with the plan's reason."""
+    if kb.plan is not None:
+        for path, reason in sorted(kb.plan.reasons.items()):
+            if path in kb.docs:
+                yield finding("uncovered-source", path, None, f"no wiki page shows this source: {reason}")
+        return
     used: set[str] = set()
     for page in kb.content_pages:
         used.update(str(s) for s in page.meta.get("sources") or [])
@@ -23,8 +29,7 @@ def rule_uncovered(kb: KB) -> Iterator[Finding]:
                 "uncovered-source",
                 path,
                 None,
-                "no wiki page uses this source; add a device match, topic rule or guide in "
-                "schema/wiki.yaml, or run 'wikic compile'",
+                "no wiki page uses this source; add schema/wiki.yaml and run 'wikic compile'",
             )
 
 

@@ -21,6 +21,7 @@ RULES: dict[str, tuple[str, str]] = {
     "duplicate-page": (WARNING, "two pages on one subject"),
     "contradiction": (ERROR, "sources state different values for one fact, unresolved by supersession"),
     "superseded-citation": (ERROR, "a citation of an older version outside a Superseded note"),
+    "unresolved-supersedes": (WARNING, "a supersedes value or versions chain entry that names nothing"),
     "layer0-tampered": (ERROR, "a layer-0 snapshot whose hash does not match"),
     "hand-edited-generated": (ERROR, "a generated layer-1 file edited by hand"),
 }
@@ -53,6 +54,7 @@ class CheckReport:
     sources: int = 0
     statements: int = 0
     seconds: float = 0.0
+    coverage: Any = None  # coverage.Coverage: how much of layer 1 reaches a page
 
     @property
     def errors(self) -> list[Finding]:
@@ -62,11 +64,14 @@ class CheckReport:
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == WARNING]
 
-    def as_json(self) -> dict[str, list[dict]]:
-        return {
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "errors": [f.as_dict() for f in self.errors],
             "warnings": [f.as_dict() for f in self.warnings],
         }
+        if self.coverage is not None:
+            out["coverage"] = self.coverage.as_dict()
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,4 +93,6 @@ def format_report(report: CheckReport) -> str:
     )
     if by_rule:
         summary += " (" + ", ".join(f"{r} {n}" for r, n in sorted(by_rule.items())) + ")"
+    if report.coverage is not None:
+        lines.append(f"coverage: {report.coverage.summary()}")
     return "\n".join([*lines, summary]) + "\n"

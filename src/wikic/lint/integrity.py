@@ -37,10 +37,9 @@ def rule_stale(kb: KB) -> Iterator[Finding]:
     """stale-page: recompute each managed page's fingerprint from the current sources and plan."""
     if kb.plan is None or kb.schema is None:
         return
-    from ..compile import fingerprint, related_pages
+    from ..compile import fingerprint, navigation
 
     specs = {s.path: s for s in kb.plan.pages}
-    related = related_pages(kb.plan)
     existing = {p.path: p for p in kb.content_pages}
     for page in kb.content_pages:
         if not page.managed:
@@ -54,7 +53,7 @@ def rule_stale(kb: KB) -> Iterator[Finding]:
                 "no longer planned (its sources are gone or moved); 'wikic compile' removes it",
             )
             continue
-        fp = fingerprint(spec, kb.docs, kb.schema, _librarian_of(page.meta), related[spec.path])  # type: ignore[arg-type]
+        fp = fingerprint(spec, kb.docs, kb.schema, _librarian_of(page.meta), navigation(kb.plan, spec))  # type: ignore[arg-type]
         if page.meta["wikic"].get("fingerprint") != fp:
             changed = _changed_inputs(page, spec, kb)
             yield finding(

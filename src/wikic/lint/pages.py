@@ -120,6 +120,22 @@ _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
 _NOTE_LEAD = "> " + SUPERSEDED_MARK
 
 
+def note_statement(after_mark: str) -> str:
+    """The quoted statement of a Superseded note line, after its lead-in ('(earlier version,
+    updated …): ', '(stated …; now 21 days, see [App](…)): '): the text after the first ': '
+    outside a link."""
+    i = 0
+    while i < len(after_mark):
+        m = ANY_LINK.match(after_mark, i)
+        if m:
+            i = m.end()
+            continue
+        if after_mark.startswith(": ", i):
+            return after_mark[i + 2 :]
+        i += 1
+    return after_mark
+
+
 def _body_lines(page: WikiPage) -> Iterator[tuple[int, str]]:
     """(1-based file line, text) of body lines outside code fences."""
     body = page.lines[page.body_start :]
@@ -170,12 +186,17 @@ def chunks(text: str, page_path: str) -> list[tuple[str, tuple[Citation, ...]]]:
     return [(" ".join(plain_inline(t).split()), tuple(c)) for t, c in out if t.strip() or c]
 
 
+NAV_SECTIONS = ("see-also", "linked-from")  # sections of links between pages, not statements
+_NAV_LABEL = re.compile(r"^[A-Z][a-z]+(?: [a-z]+){0,2}:\s")  # 'Mentioned in: ', before a list of links
+
+
 def _is_nav(text: str) -> bool:
-    """A line that is nothing but links to wiki pages (a 'See also' or link list item)."""
+    """A line that is nothing but links to wiki pages (a 'See also' item, or 'Mentioned in: ' and
+    links)."""
     links = ANY_LINK.findall(text)
     if not links or CITE_LINK.search(text):
         return False
-    rest = ANY_LINK.sub("", _LIST_MARK.sub("", text))
+    rest = ANY_LINK.sub("", _NAV_LABEL.sub("", _LIST_MARK.sub("", text), count=1))
     return not re.search(r"[^\W_]", rest)
 
 
@@ -192,18 +213,18 @@ def _statements(page: WikiPage) -> Iterator[Statement]:
             level = h[0]
             if see_also_level and level <= see_also_level:
                 see_also_level = 0
-            if github_slug(h[1]) == "see-also":
+            if github_slug(h[1]) in NAV_SECTIONS:
                 see_also_level = level
             in_note = prev_table = False
             continue
         if not stripped:
             in_note = prev_table = False
             continue
-        if see_also_level:
-            continue
+        if see_also_level and _is_nav(stripped):
+            continue  # a 'See also' or 'Linked from' entry; anything else there is a statement
         if stripped.startswith(_NOTE_LEAD):
-            in_note = True  # the lead-in ("An earlier version, updated …, said:") needs no citation
-            continue
+            in_note = True  # the lead-in ("(earlier version, updated …):") needs no citation
+            stripped = "> " + note_statement(stripped[len(_NOTE_LEAD) :])
         quoted = stripped.startswith(">")
         if quoted:
             stripped = stripped.lstrip(">").strip()

@@ -1,0 +1,312 @@
+"""``wikic plan``: wiki.yaml proposed from layer 1, reviewed as a diff, written kind by kind."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from apiserver import ApiServer
+from conftest import REPO, Tree
+from fakellm import Brain, FakeAnthropic, FakeOpenAI
+from farmbot_kb import FIXTURE, available, serve
+from typer.testing import CliRunner
+
+from wikic.cli import app
+from wikic.compile import compile_wiki
+from wikic.layer1 import load_layer1
+from wikic.librarian.extract import has_quotable
+from wikic.lint import check
+from wikic.propose import KINDS, plan_schema, propose
+from wikic.scaffold import replace_block, top_level_blocks
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> Any:
+    return runner.invoke(app, list(args))
+
+
+def schema_of(root: Path) -> dict:
+    return yaml.safe_load((root / "schema" / "wiki.yaml").read_text("utf-8"))
+
+
+def by_id(items: list[dict]) -> dict[str, dict]:
+    return {i["id"]: i for i in items}
+
+
+@pytest.fixture(scope="module")
+def farm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The FarmBot API onboarded with init --from, fetched, transformed and planned with --write."""
+    if not available():
+        pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
+    root = tmp_path_factory.mktemp("plan") / "farm"
+    api = ApiServer()
+    try:
+        urls = serve(api)  # articles by next link (with ETags), crops by cursor
+        for args in (
+            ["init", str(root), "--from", urls["articles"], "--from", urls["crops"]],
+            ["--root", str(root), "fetch"],
+            ["--root", str(root), "transform"],
+            ["--root", str(root), "plan", "--write"],
+        ):
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, (args, result.output)
+    finally:
+        api.close()
+    return root
+
+
+def test_farmbot_plan_finds_the_models_comparisons_and_guides(farm: Path) -> None:
+    schema = schema_of(farm)
+    devices = by_id(schema["devices"])
+    models = {"farmbot-express", "farmbot-express-xl", "farmbot-genesis", "farmbot-genesis-xl"}
+    assert len(models & set(devices)) >= 3
+    assert "Express XL" in devices["farmbot-express"]["exclude"]  # the near-name is kept apart
+    assert "Genesis XL" in devices["farmbot-genesis"]["exclude"]
+    assert "Express (XL)" in devices["farmbot-express-xl"]["match"]  # an alias the tables use
+    assert "exclude" not in devices["farmbot-express-xl"]
+    comparisons = schema["comparisons"]
+    (models_table,) = [c for c in comparisons if c["of"] == "devices"]
+    assert {"Max Plant Height", "Width", "Length", "Area"} <= set(models_table["fields"])
+    crops = [c for c in comparisons if c["of"] == "crops"]
+    assert crops and all({"spread", "row_spacing"} <= set(c["fields"]) for c in crops)
+    assert {c["where"]["sun_requirements"] for c in crops} == {"Partial Sun", "Full Shade"}
+    assert len(schema["guides"]) >= 3
+    assert {"troubleshooting", "maintenance-and-care", "getting-started"} <= {
+        g["id"] for g in schema["guides"]
+    }
+    assert {(t["source"], t.get("group_by")) for t in schema["topics"]} == {
+        ("articles", "section"),
+        ("crops", "sun_requirements"),
+    }
+    text = (farm / "schema" / "wiki.yaml").read_text("utf-8")
+    assert "# a row of measured values in" in text and "# listed beside Express in a table" in text
+
+
+def test_farmbot_compile_places_every_source_with_something_to_quote(farm: Path, tmp_path: Path) -> None:
+    kb = shutil.copytree(farm, tmp_path / "farm")
+    report = compile_wiki(kb)
+    assert report.failed == [] and report.dropped == 0
+    docs = {d.path: d for d in load_layer1(kb)}
+    assert len(docs) == 487
+    # only records with no text and no field worth showing are left (crops whose fields are all 0)
+    assert report.unplaced and all(report.reasons[p] == "no text and no fields to show" for p in report.unplaced)
+    assert all(not has_quotable(docs[p]) or docs[p].source == "crops" for p in report.unplaced)
+    express = (kb / "wiki" / "comparisons" / "farmbot-models-compared.md").read_text("utf-8")
+    assert re.search(r"\| FarmBot Express \|.*\| 0\.5m \[articles/4635009\]", express)
+    assert check(kb).errors == []
+
+
+def test_the_hand_written_farmbot_schema_is_what_the_proposal_is_measured_against(farm: Path) -> None:
+    """Every device, comparison row set and topic field of the hand-written fixture is proposed."""
+    fixture = yaml.safe_load((FIXTURE / "wiki.yaml").read_text("utf-8"))
+    proposed = schema_of(farm)
+    assert {d["id"] for d in fixture["devices"]} <= {d["id"] for d in proposed["devices"]}
+    assert {str(c["where"]) for c in fixture["comparisons"] if c["of"] == "crops"} == {
+        str(c["where"]) for c in proposed["comparisons"] if c["of"] == "crops"
+    }
+    assert {t["group_by"] for t in fixture["topics"]} == {t["group_by"] for t in proposed["topics"]}
+
+
+def test_the_heuristics_name_nothing_from_the_corpora() -> None:
+    code = (REPO / "src" / "wikic" / "propose.py").read_text("utf-8").lower()
+    for word in ("farmbot", "express", "genesis", "crop", "verdant", "sprout", "grove", "canopy", "plant"):
+        assert not re.search(rf"\b{word}", code), word
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    root = tmp_path / "example"
+    for name in ("schema", "layer0_raw", "layer1_sources", "examples"):
+        shutil.copytree(REPO / name, root / name)
+    return root
+
+
+def test_the_example_schema_is_regenerated_to_an_equivalent_one(example: Path) -> None:
+    before = schema_of(example)
+    report = plan_schema(example, write=True)
+    assert report.written and report.diff.startswith("--- schema/wiki.yaml\n+++ schema/wiki.yaml (proposed)")
+    after = schema_of(example)
+    strip = [{k: d[k] for k in ("id", "title", "sources", "match")} for d in before["devices"]]
+    assert sorted(strip, key=lambda d: d["id"]) == after["devices"]
+    (planters,) = [c for c in after["comparisons"] if c["of"] == "devices"]
+    assert set(planters["fields"]) == set(before["comparisons"][0]["fields"])
+    hand = {c["where"]["category"] for c in before["comparisons"] if c["of"] == "plants"}
+    assert hand <= {c["where"]["category"] for c in after["comparisons"] if c["of"] == "plants"}
+    topics = {t["source"]: t for t in after["topics"]}
+    assert topics["faq"]["group_by"] == "category" and topics["plants"]["group_by"] == "category"
+    assert topics["plants"]["mentions"] == 2 and "specs" not in topics  # spec pages live on device pages
+    assert after["versions"] == []  # every chain is already stated by supersedes
+    assert (after["librarian"], after["index"], after["page_types"]) == (
+        before["librarian"],
+        before["index"],
+        before["page_types"],
+    )
+    assert (
+        by_id(after["guides"])["troubleshooting-guide"]["title"] == "Troubleshooting guide"
+    )  # not the topic's
+    report = compile_wiki(example)
+    assert report.failed == [] and report.dropped == 0 and report.unplaced == []
+    findings = check(example).findings
+    assert [f for f in findings if f.severity == "error" or f.rule == "duplicate-page"] == []
+    again = plan_schema(example)
+    assert again.diff == "" and not again.written  # deterministic: nothing left to change
+
+
+def test_write_replaces_only_the_kinds_named(example: Path) -> None:
+    original = (example / "schema" / "wiki.yaml").read_text("utf-8")
+    result = invoke("--root", str(example), "plan", "devices", "versions", "--write")
+    assert result.exit_code == 0, result.output
+    assert "written to schema/wiki.yaml" in result.output
+    new = (example / "schema" / "wiki.yaml").read_text("utf-8")
+    old_blocks, new_blocks = dict(top_level_blocks(original)), dict(top_level_blocks(new))
+    for key, block in old_blocks.items():
+        if key not in ("devices", "versions"):
+            assert new_blocks[key] == block, key  # comments and all, untouched
+    assert "versions" in new_blocks and "a spec page (specs:grove-6)" in new_blocks["devices"]
+    shown = invoke("--root", str(example), "plan", "guides")
+    assert shown.exit_code == 0 and "not written" in shown.output
+    assert (example / "schema" / "wiki.yaml").read_text("utf-8") == new
+    assert shown.output.count("\n@@") >= 1 and "+  - id: troubleshooting" in shown.output
+
+
+def test_blocks_keep_their_comments_and_new_kinds_are_appended() -> None:
+    text = "# head\na: 1\n\n# about b\nb:\n  - x\n# about c\nc: {k: v}\n"
+    assert top_level_blocks(text)[0] == ("a", "# head\na: 1\n\n")  # a comment above a key is its own
+    assert [k for k, _ in top_level_blocks(text)] == ["a", "b", "c"]
+    assert replace_block(text, "b", "b: []\n") == "# head\na: 1\n\nb: []\n# about c\nc: {k: v}\n"
+    assert replace_block(text, "d", "d: 2") == text + "d: 2\n"
+
+
+def test_plan_errors_exit_2(tmp_path: Path, tree: Tree) -> None:
+    root = tree({"schema/wiki.yaml": "topics: []\n", "schema/librarian.md": "rules\n"})
+    result = invoke("--root", str(root), "plan")
+    assert (
+        result.exit_code == 2
+        and "no documents; run 'wikic fetch' and 'wikic transform' first" in result.output
+    )
+    (root / "layer1_sources" / "notes").mkdir(parents=True)
+    (root / "layer1_sources" / "notes" / "a.md").write_text("---\ntitle: A\n---\n\nText here.\n", "utf-8")
+    result = invoke("--root", str(root), "plan", "gadgets")
+    assert result.exit_code == 2 and "unknown kind(s) gadgets" in result.output
+
+
+def spec_table(rows: list[tuple[str, str, str]]) -> str:
+    lines = ["| Model | Range | Weight |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+def test_devices_come_from_tables_of_measured_values_in_any_corpus(tree: Tree) -> None:
+    """A made-up drone maker: two models with a 'Pro' variant, compared in tables of two documents."""
+    table = spec_table(
+        [("Kestrel 2", "8 km", "0.9 kg"), ("Kestrel 2 Pro", "15 km", "1.1 kg"), ("Osprey", "20 km", "2 kg")]
+    )
+    files = {
+        "layer1_sources/docs/compare.md": f"---\ntitle: Which drone?\n---\n\n## Models\n\n{table}\n",
+        "layer1_sources/docs/specs.md": f"---\ntitle: Specifications\n---\n\n## Table\n\n{table}\n",
+    }
+    for i in range(4):
+        files[f"layer1_sources/docs/note-{i}.md"] = (
+            f"---\ntitle: Flight note {i}\n---\n\n## Notes\n\nThe Kestrel 2 and the Kestrel 2 Pro fold flat. "
+            f"The Osprey carries a camera. Skyline Kestrel 2 owners fly it daily.\n"
+        )
+    root = tree(files)
+    proposal = propose(load_layer1(root))
+    devices = {i.data["id"]: i.data for i in proposal.items["devices"]}
+    assert set(devices) == {"kestrel-2", "kestrel-2-pro", "osprey"}
+    assert devices["kestrel-2"]["exclude"] == ["Kestrel 2 Pro"] and "exclude" not in devices["osprey"]
+    (table_item,) = [i.data for i in proposal.items["comparisons"] if i.data["of"] == "devices"]
+    assert table_item["fields"] == ["Range", "Weight"]
+    assert "Model" not in devices and not proposal.todos
+
+
+class PlanBrain(Brain):
+    """Answers a plan refinement by renaming every item it is shown; pages as the base brain does."""
+
+    def answer(self, user: str, fault: str = "") -> dict[str, Any]:
+        if not user.startswith("# Plan to refine"):
+            return super().answer(user, fault)
+        items = []
+        for kind, ident in re.findall(r"^## (\w+) (\S+)$", user, re.M):
+            item = {
+                "kind": kind,
+                "id": ident,
+                "title": f"Refined {ident}",
+                "purpose": f"Why {ident} matters.",
+            }
+            if kind == "guides":
+                item["query"] = f"refined query for {ident}"
+            if kind == "topics":
+                item["group_titles"] = {"herb": "Kitchen herbs", "no-such-group": "Ignored"}
+            items.append(item)
+        items.append({"kind": "devices", "id": "invented-device", "title": "Not proposed"})
+        return {"items": items}
+
+
+@pytest.mark.parametrize("backend", ["anthropic", "openai"])
+def test_an_llm_refines_names_purposes_and_queries_only(
+    example: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    fake = FakeAnthropic() if backend == "anthropic" else FakeOpenAI()
+    fake.brain = PlanBrain()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.url + "/v1")
+    try:
+        offline = plan_schema(example).proposal
+        result = invoke("--root", str(example), "plan", "--librarian", backend, "--write")
+    finally:
+        fake.close()
+    assert result.exit_code == 0, result.output
+    assert "names refined by" in result.output
+    after = schema_of(example)
+    guides = by_id(after["guides"])
+    assert guides["troubleshooting-guide"]["title"] == "Refined troubleshooting-guide"
+    assert guides["troubleshooting-guide"]["query"] == "refined query for troubleshooting-guide"
+    # the structure is the offline one: same ids, match names, fields and rows
+    for kind in ("devices", "comparisons", "guides"):
+        assert [i["id"] for i in after[kind]] == [i.data["id"] for i in offline.items[kind]]
+    assert [d["match"] for d in after["devices"]] == [i.data["match"] for i in offline.items["devices"]]
+    assert after["devices"][0]["title"].startswith("Refined ")
+    plants = next(t for t in after["topics"] if t["source"] == "plants")
+    assert plants["titles"] == {"herb": "Kitchen herbs"}
+    assert "title and purpose by" in (example / "schema" / "wiki.yaml").read_text("utf-8")
+    assert "invented-device" not in str(after)
+    (request,) = [r for r in fake.requests if "refine_plan" in str(r["body"])]
+    assert "# Plan to refine" in str(request["body"])
+
+
+def test_a_failing_model_leaves_the_offline_proposal(example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeAnthropic()
+    fake.script(*["500"] * 10)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    try:
+        result = invoke("--root", str(example), "plan", "guides", "--librarian", "anthropic")
+        fake.faults.clear()
+        fake.brain = Brain()  # a page-writing answer is no refinement
+        shapeless = invoke("--root", str(example), "plan", "guides", "--librarian", "anthropic")
+    finally:
+        fake.close()
+    assert result.exit_code == 0 and "could not refine the proposal" in result.output
+    assert "+  - id: troubleshooting" in result.output and "Refined" not in result.output
+    assert shapeless.exit_code == 0 and "no 'items' list" in shapeless.output
+
+
+def test_every_kind_is_rendered_even_when_empty(tree: Tree) -> None:
+    root = tree(
+        {
+            "layer1_sources/notes/a.md": "---\ntitle: A note\n---\n\nA sentence of prose here.\n",
+            "schema/librarian.md": "rules\n",
+        }
+    )
+    report = plan_schema(root)
+    for kind in KINDS:
+        assert f"\n{kind}:" in report.proposed
+    assert "devices: []   # nothing found to propose" in report.proposed
+    assert "+topics:" in report.diff
