@@ -134,7 +134,11 @@ def _topic(job: PageJob) -> Draft:
     list, and followed by what its older versions said."""
     blocks: list[Block] = []
     members = job.spec.config.get("members") or list(job.docs)
-    docs = [current_view(job.docs[p], job.superseded_by) for p in members if p in job.docs and p not in job.superseded_by]
+    docs = [
+        current_view(job.docs[p], job.superseded_by)
+        for p in members
+        if p in job.docs and p not in job.superseded_by
+    ]
     show, hide = fact_settings(job)
     for doc in docs:
         blocks.append(Block("heading", text=dated_title(doc), level=2))
