@@ -259,15 +259,14 @@ class Lookup:
         """Ranked layer-1 section refs for a question, by ``mode``:
 
         - ``raw``: BM25 over layer-1 sections alone (the plain-RAG baseline);
-        - ``search``: the hybrid lists fused by RRF at the level of the cited sections, so that a
-          section the wiki and the sources agree on rises: layer-1 sections 2×; wiki pages and
-          headings resolved through their citations ¼× each; whole documents (each by its best
-          section) ¼×; the sections the wiki files under entities the question names; and LLM
-          expansions 1× when the probe is weak. Run-together words the sources never use are
-          split first ('sweetcorn' → 'sweet corn'). Raw BM25's first hits are kept among the
-          first results;
-        - ``index``: the agent protocol: route through ``index.md`` to pages, then search within
-          the sources the chosen pages cite.
+        - ``search``: the hybrid lists fused by RRF at the level of the cited sections (weights
+          below): layer-1 sections; wiki pages and headings resolved through their citations;
+          whole documents, each by its best section; the sections the wiki files under entities
+          the question names; and LLM expansions when the probe is weak. Run-together words the
+          sources never use are split first ('sweetcorn' → 'sweet corn'). Raw BM25's first hits
+          are kept among the first results;
+        - ``index``: the agent protocol: route through ``index.md`` to pages, search within the
+          sources they cite, and fuse that with the hybrid search for what the pages miss.
         """
         if mode == "raw":
             hits = self.index.query("source", question, DEPTH, with_snippets=False)
@@ -337,8 +336,9 @@ class Lookup:
         return self.judged(question, "search", fused, k, dict.fromkeys(pages), via)
 
     def via_index(self, question: str, k: int = 10) -> Retrieval:
-        """The agent protocol: read index.md (and its sub-indexes), open the pages whose lines
-        match best, and search within them: their headings and the sources they cite."""
+        """The agent protocol: read index.md (and its sub-indexes), open the pages whose lines (and
+        text) match best, search within them (their headings and the sources they cite), and
+        search the whole KB for what they miss."""
         entries = self.index.query("index", question, DEPTH, with_snippets=False)
         skimmed = [h for h in self.index.query("page", question, DEPTH, with_snippets=False) if not h.anchor]
         routes = [
