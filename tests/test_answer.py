@@ -343,3 +343,21 @@ def test_a_superseded_section_is_never_stated():
     newer = {doc.path + "#window": "layer1_sources/faq/r2.md"}  # only that section was replaced
     stated = compose("How many days is the return window?", {doc.path: doc}, refs, lambda t: 1.0, newer)
     assert stated and all(u.ref != doc.path + "#window" for u in stated)
+
+
+def test_a_question_title_names_no_subject_and_tags_state_no_fact():
+    faq = SourceDoc(
+        "faq",
+        "ret",
+        "ret",
+        "layer1_sources/faq/ret.md",
+        "What is the return policy?",
+        {"title": "What is the return policy?", "tags": ["returns", "policy"], "window_days": 60},
+        "# What is the return policy?\n\nReturn within 60 days.\n",
+        "",
+        (),
+    )
+    scorer = Scorer("What is the return policy?", lambda t: 5.0)
+    assert scorer.named([faq]) == set()  # a question for a title is not a name
+    [facts] = fact_units(faq)
+    assert facts.parts == ("Window days: 60",)  # tags file the record; they say nothing of it

@@ -58,6 +58,7 @@ STEPS = 0.1  # a numbered list, when the question asks how to do something
 NOT_STEPS = 0.35  # a numbered list, when it does not (the list is long, its words many)
 HEADING = 0.6  # the question words its title and headings hold: what the unit is about
 PAIRS = 0.3  # the question's adjacent word pairs found side by side in the unit
+NAME_WORDS = 4  # a longer title is a headline, not the name of a subject
 RARE_NAME = math.log(1 / 0.03)  # a name names a subject when one of its words is this rare (IDF)
 
 
@@ -151,6 +152,8 @@ _ORDERED = re.compile(r"^(\s*)(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 _STEP = re.compile(r"^\*\*\s*Step\s+(\d+)\s*:?\s*\*\*\s*:?\s*(.*)$", re.IGNORECASE)
 _CALLOUT = re.compile(r"^\*\*([^*]{1,80}?)[.:]?\*\*\s+(?=[A-Z0-9])(.*)$")
+# Fields that file a record under a heading rather than state something about its subject.
+CLASSIFYING = frozenset({"tags", "keywords", "category", "categories", "section", "topics"})
 # A value that locates the record rather than stating a fact: a URL or a path ('v15/app').
 _LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z]{3})\S*/\S*)$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
@@ -309,7 +312,7 @@ def fact_units(doc: SourceDoc) -> list[Unit]:
     """A document's facts (``facts.facts``) as one fact list ('Carrot — Row spacing: 20; Spread:
     10'), citing the section that states most of the values (else the document's first section).
     A value that only locates the record (a path such as 'v15/app') says nothing to a reader."""
-    found = [f for f in facts(doc) if not _LOCATION.match(f.value)]
+    found = [f for f in facts(doc) if f.key not in CLASSIFYING and not _LOCATION.match(f.value)]
     if not found:
         return []
     parts = tuple(f"{f.label}: {f.value}" for f in found)
@@ -386,7 +389,10 @@ class Scorer:
         title or one of its aliases, one of whose words is rare (a name as common as 'plants'
         names nothing)."""
         out = []
-        names = [words(n) for n in (doc.title, *aliases(doc.meta))]
+        title = words(doc.title)
+        # a title names a subject when it is short and not itself a question ('Carrot', 'Grove 6')
+        named = [title] if len(title) <= NAME_WORDS and not doc.title.rstrip().endswith("?") else []
+        names = [*named, *(words(n) for n in aliases(doc.meta))]
         # a name of three words or more also goes by its first ones ('French Breakfast' radishes)
         names += [n[:-1] for n in names if len(n) > 2]
         for name in names:
