@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .citations import stem
-from .facts import aliases, facts, plural_stem, prose_fields, restated_field
+from .facts import NAME_FIELDS, aliases, facts, plural_stem, prose_fields, restated_field
 from .markdown import (
     STOPWORDS,
     Section,
@@ -392,7 +392,7 @@ class Scorer:
         title = words(doc.title)
         # a title names a subject when it is short and not itself a question ('Carrot', 'Grove 6')
         named = [title] if len(title) <= NAME_WORDS and not doc.title.rstrip().endswith("?") else []
-        names = [*named, *(words(n) for n in aliases(doc.meta))]
+        names = [*named, *(words(n) for n in aliases(doc.meta, NAME_FIELDS))]
         # a name of three words or more also goes by its first ones ('French Breakfast' radishes)
         names += [n[:-1] for n in names if len(n) > 2]
         for name in names:

@@ -186,13 +186,15 @@ def fact_for_label(doc: SourceDoc, name: str) -> tuple[str, str] | None:
     return None
 
 
-ALIAS_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as", "tags")
+NAME_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as")
+ALIAS_FIELDS = (*NAME_FIELDS, "tags")
 
 
-def aliases(meta: dict[str, Any]) -> list[str]:
-    """Other names a source gives its subject (e.g. ``common_names``), which users search by."""
+def aliases(meta: dict[str, Any], fields: tuple[str, ...] = ALIAS_FIELDS) -> list[str]:
+    """Other names a source gives its subject (e.g. ``common_names``), which users search by;
+    ``fields=NAME_FIELDS`` leaves out tags, which are words to search by but not names."""
     out = []
-    for name in ALIAS_FIELDS:
+    for name in fields:
         value = meta.get(name)
         if isinstance(value, list):
             out += [str(v).strip() for v in value if isinstance(v, str) and 0 < len(v.strip()) <= 40]
