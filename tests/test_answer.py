@@ -302,9 +302,8 @@ def test_scorer_names_longest_first():
     assert scorer.named([cherry, radish]) == {radish.path}
 
 
-def test_a_short_section_is_given_whole_in_its_own_order():
-    body = "# Returns\n\nYou can return a garden within 60 days of delivery.\nThis replaces the older return policy.\n"
-    doc = SourceDoc(
+def _returns(body: str) -> SourceDoc:
+    return SourceDoc(
         "faq",
         "r",
         "r",
@@ -315,6 +314,11 @@ def test_a_short_section_is_given_whole_in_its_own_order():
         "",
         tuple(split_sections(body)),
     )
+
+
+def test_a_short_section_is_given_whole_in_its_own_order():
+    body = "# Returns\n\nYou can return a garden within 60 days of delivery.\nThis replaces the older return policy.\n"
+    doc = _returns(body)
     units = compose("What is the return policy?", {doc.path: doc}, [doc.path + "#returns"], lambda t: 1.0)
     assert [u.text for u in units] == [
         "You can return a garden within 60 days of delivery.",
@@ -326,17 +330,7 @@ def test_a_superseded_section_is_never_stated():
     body = (
         "# Returns\n\n## Window\n\nReturn within 30 days.\n\n## Label\n\nA free return label is included.\n"
     )
-    doc = SourceDoc(
-        "faq",
-        "r",
-        "r",
-        "layer1_sources/faq/r.md",
-        "Returns",
-        {"title": "Returns"},
-        body,
-        "",
-        tuple(split_sections(body)),
-    )
+    doc = _returns(body)
     refs = [doc.path + "#window", doc.path + "#label"]
     stated = compose("How many days is the return window?", {doc.path: doc}, refs, lambda t: 1.0)
     assert "Return within 30 days." in [u.text for u in stated]
