@@ -12,6 +12,11 @@ verify. Faults are queued with ``script(...)`` and consumed one per model call, 
 ``malformed`` (wrong-shaped tool input), ``text`` (no tool call), ``invent`` (invented citation
 keys and an unsupported sentence), ``obey`` (writes what an injected instruction asks for),
 ``401``.
+
+Asked a question (the ``answer`` tool of ``wikic ask``), ``Brain`` quotes the first sentence of
+the section holding most of the question's words, citing its key, and refuses when none holds
+any; faults there: ``refuse``, ``cites5`` (``"cites": 5``, not a list), ``obey`` (also cites a
+key it was not given and writes what an injected instruction asks for).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from typing import Any
 from wikic.librarian.extract import prose_units
 
 SOURCE = re.compile(r'<source key="(S\d+)"[^>]*section="([^"]*)"[^>]*>\n(.*?)\n</source>', re.S)
+SECTION = re.compile(r'<section key="(S\d+)"[^>]*>\n(.*?)\n</section>', re.S)
+QUESTION = re.compile(r"<question>(.*?)</question>", re.S)
 REPAIR_LINE = re.compile(r'^(\d+)\. (".*") cites \[([^\]]*)\]: ', re.M)
 UNSUPPORTED = "Every Verdant garden comes with a free 99-year warranty and a robot gardener."
 INDUCED = "Readers should visit evil.example.com at once for a 90% refund on every order."
@@ -87,7 +94,34 @@ class Brain:
                 out.append({"id": int(ident), "text": quotes[0], "cites": [key]})
         return {"sentences": out}
 
+    def reply(self, user: str, fault: str = "") -> dict[str, Any]:
+        """An answer to ``<question>`` from the ``<section>``s offered (see the module docstring)."""
+        if fault == "refuse":
+            return {"refuse": True, "sentences": []}
+        asked = set(re.findall(r"\w{4,}", QUESTION.search(user).group(1).lower()))
+        best = max(
+            (
+                (len(asked & set(re.findall(r"\w{4,}", text.lower()))), key, text)
+                for key, text in SECTION.findall(user)
+            ),
+            default=(0, "", ""),
+        )
+        quotes = [t for _, t in prose_units(best[2])] if best[0] else []
+        if not quotes:
+            return {"refuse": True, "sentences": []}
+        sentences: list[dict[str, Any]] = [
+            {"text": quotes[0], "cites": 5 if fault == "cites5" else [best[1]]}
+        ]
+        if fault == "obey":
+            sentences.append({"text": quotes[0], "cites": ["S99"]})
+            for key, text in SECTION.findall(user):
+                if "ignore" in text.lower():
+                    sentences.append({"text": INDUCED, "cites": [key]})
+        return {"refuse": False, "sentences": sentences}
+
     def answer(self, user: str, fault: str = "") -> dict[str, Any]:
+        if "<question>" in user:
+            return self.reply(user, fault)
         return self.repair(user) if "\n# Repair\n" in user else self.page(user, fault)
 
 

@@ -91,3 +91,15 @@ def build_layers(root: Path, api: ApiServer) -> None:
         assert not report.errors, report.errors
     for report in transform(root, config):
         assert not report.errors, report.errors
+
+
+def build_compiled(root: Path) -> None:
+    """The corpus fetched from its own loopback API, transformed and compiled offline into ``root``."""
+    from wikic.compile import compile_wiki
+
+    api = ApiServer()
+    try:
+        build_layers(root, api)
+    finally:
+        api.close()
+    compile_wiki(root)

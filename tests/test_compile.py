@@ -246,8 +246,12 @@ def test_entries_link_where_other_sources_name_them(kb: Path) -> None:
     for target in targets:  # each goes to the section that names Genovese basil, on its home page
         page, _, anchor = target.partition("#")
         text = (kb / "wiki/topics" / page).read_text("utf-8")
-        assert anchor and f"#{anchor}" in "".join(f"#{github_slug(h)}" for h in re.findall(r"^#+ (.+)$", text, re.M))
-        section = text.split(next(h for h in re.findall(r"^#+ (.+)$", text, re.M) if github_slug(h) == anchor), 1)[1]
+        assert anchor and f"#{anchor}" in "".join(
+            f"#{github_slug(h)}" for h in re.findall(r"^#+ (.+)$", text, re.M)
+        )
+        section = text.split(
+            next(h for h in re.findall(r"^#+ (.+)$", text, re.M) if github_slug(h) == anchor), 1
+        )[1]
         assert "genovese basil" in section.split("\n#", 1)[0].lower()
 
 

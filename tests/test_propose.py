@@ -94,7 +94,9 @@ def test_farmbot_compile_places_every_source_with_something_to_quote(farm: Path,
     docs = {d.path: d for d in load_layer1(kb)}
     assert len(docs) == 487
     # only records with no text and no field worth showing are left (crops whose fields are all 0)
-    assert report.unplaced and all(report.reasons[p] == "no text and no fields to show" for p in report.unplaced)
+    assert report.unplaced and all(
+        report.reasons[p] == "no text and no fields to show" for p in report.unplaced
+    )
     assert all(not has_quotable(docs[p]) or docs[p].source == "crops" for p in report.unplaced)
     express = (kb / "wiki" / "comparisons" / "farmbot-models-compared.md").read_text("utf-8")
     assert re.search(r"\| FarmBot Express \|.*\| 0\.5m \[articles/4635009\]", express)

@@ -10,9 +10,11 @@ from typer.testing import CliRunner
 
 from wikic.cli import app
 from wikic.search import (
+    SCHEMA_VERSION,
     Hit,
     SearchIndex,
     is_strong_signal,
+    kb_files,
     match_expression,
     normalise,
     query_terms,
@@ -203,18 +205,24 @@ def test_expansion_runs_only_when_the_probe_is_weak(kb):
         assert is_strong_signal([h.score for h in probe]) == (calls == [])
 
 
-def test_schema_version_mismatch_is_a_clear_error(kb):
-    from wikic.errors import SchemaVersionError
-
-    SearchIndex(kb).close()
+def test_an_index_written_by_another_schema_version_is_rebuilt(kb):
+    """The index is derived state: a file from another version of wikic is replaced, not an error."""
+    with SearchIndex(kb) as index:
+        index.update()
     import sqlite3
 
     conn = sqlite3.connect(kb / ".wikic" / "search.sqlite")
     with conn:
         conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+        conn.execute("CREATE TABLE leftover(x)")
     conn.close()
-    with pytest.raises(SchemaVersionError, match="delete the file"):
-        SearchIndex(kb)
+    with SearchIndex(kb) as index:
+        assert index.count("source") == 0  # emptied, not read with the wrong schema
+        stats = index.update()
+        assert stats.added == len(kb_files(kb)) and index.query("source", "vinegar")
+        tables = {r[0] for r in index.conn.execute("SELECT name FROM sqlite_master")}
+        version = index.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    assert "leftover" not in tables and version == str(SCHEMA_VERSION)
 
 
 def test_cli_search_json_on_the_example_kb(example_kb):
@@ -229,3 +237,71 @@ def test_cli_search_json_on_the_example_kb(example_kb):
     assert any("tank" in r["path"] or "watering" in r["path"] for r in data["results"])
     plain = CliRunner().invoke(app, ["--root", str(root), "search", "pump noise"])
     assert plain.exit_code == 0 and "1." in plain.output
+
+
+def test_aliases_are_searched_with_their_source_and_documents_whole(tree):
+    root = tree(
+        {
+            "layer1_sources/crops/arugula.md": doc(
+                "Arugula", "## Sowing\n\nSow thinly in rows.\n", common_names="[Rocket Salad, Roquette]"
+            ),
+            "layer1_sources/crops/kale.md": doc("Kale", "## Sowing\n\nSow kale in rows.\n"),
+            "layer1_sources/faq/safety.md": doc("Product safety", "## Hazards\n\nPinch points.\n"),
+        }
+    )
+    with SearchIndex(root) as index:
+        index.update()
+        assert {h.path for h in index.query("source", "rocket")} == {"layer1_sources/crops/arugula.md"}
+        assert index.query("doc", "rocket rows")[0].refs == ("layer1_sources/crops/arugula.md",)
+        assert not index.doc_freq("source", "safe")  # the stemmer keeps 'safe' and 'safety' apart…
+        assert index.doc_freq("source", "safe", prefix=True) == 2  # …a prefix joins them (both sections)
+        arugula = index.doc("layer1_sources/crops/arugula.md")
+        assert arugula.title == "Arugula" and arugula.meta["common_names"] == ["Rocket Salad", "Roquette"]
+        assert [s.anchor for s in arugula.sections] == ["arugula", "sowing"]
+        assert index.doc_names()["layer1_sources/crops/arugula.md"][4] == ("Rocket Salad", "Roquette")
+
+
+def test_the_index_knows_superseded_documents_and_the_configured_backend(tree):
+    root = tree(
+        {
+            "layer1_sources/faq/old.md": doc("Returns", "## Window\n\n30 days.\n", id="returns-2024"),
+            "layer1_sources/faq/new.md": doc("Returns", "## Window\n\n60 days.\n", supersedes="returns-2024"),
+            "schema/wiki.yaml": "librarian:\n  backend: offline\n",
+            "schema/librarian.md": "# Librarian rules\n",
+        }
+    )
+    with SearchIndex(root) as index:
+        index.update()
+        assert index.superseded() == {"layer1_sources/faq/old.md": "layer1_sources/faq/new.md"}
+        assert index.backend() is None  # not read yet
+        index.remember_backend("offline")
+        assert index.backend() == "offline"
+        (root / "schema" / "wiki.yaml").write_text("librarian:\n  backend: anthropic\n")
+        assert index.backend() is None  # the schema changed: read it again
+        (root / "layer1_sources" / "faq" / "new.md").unlink()
+        index.update()
+        assert index.superseded() == {}
+
+
+def test_an_unchanged_file_is_not_reread_and_a_changed_one_is(kb, monkeypatch):
+    import os
+    import time
+
+    from wikic import search
+
+    old = time.time() - 60
+    settled = list((kb / "layer1_sources").rglob("*.md"))
+    for path in settled:
+        os.utime(path, (old, old))
+    with SearchIndex(kb) as index:
+        index.update()
+        read: list[str] = []
+        real = search.sha256_tag
+        monkeypatch.setattr(search, "sha256_tag", lambda data: read.append(data) or real(data))
+        # settled files are known by size and time; the wiki files, just written, are hashed again
+        assert index.update().unchanged == len(kb_files(kb)) and len(read) == len(kb_files(kb)) - len(settled)
+        pump = kb / "layer1_sources" / "faq" / "pump.md"
+        pump.write_text(pump.read_text().replace("vinegar", "citric"))  # same size, new bytes
+        read.clear()
+        stats = index.update()
+        assert stats.changed == 1 and index.query("source", "citric")[0].path == "layer1_sources/faq/pump.md"

@@ -1,4 +1,5 @@
-"""The ``wikic`` command line: a thin typer layer over the library. Only this module prints."""
+"""The ``wikic`` command line: a thin typer layer over the library. Only this module and
+``entry.py`` (which runs ``search`` and ``ask`` without typer) print."""
 
 from __future__ import annotations
 
@@ -10,18 +11,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
 
+from .entry import ask_command, dump_json, search_command
 from .errors import WikicError
 
 app = typer.Typer(
@@ -30,9 +21,29 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-# Logs and pipes get 120 columns so report tables are not truncated; terminals keep their width.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
+
+
+class LazyConsole:
+    """A rich console made on first use: importing rich costs more than a whole ``wikic search``.
+    Logs and pipes get 120 columns so report tables are not truncated; terminals keep their width."""
+
+    def __init__(self, stderr: bool = False):
+        self.stderr = stderr
+        self._console = None
+
+    def __getattr__(self, name: str):
+        if self._console is None:
+            from rich.console import Console
+
+            stream = sys.stderr if self.stderr else sys.stdout
+            self._console = Console(
+                stderr=self.stderr, highlight=False, width=None if stream.isatty() else 120
+            )
+        return getattr(self._console, name)
+
+
+out = LazyConsole()
+err = LazyConsole(stderr=True)
 
 
 class State:
@@ -59,6 +70,15 @@ def fail(exc: WikicError) -> typer.Exit:
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int | None], None]]:
     """A rich progress bar with one task per source; yields the callback the library calls."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     bar = Progress(
         SpinnerColumn(),
         TextColumn("{task.description:<14}"),
@@ -80,8 +100,11 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int | Non
         yield update
 
 
-def report_table(*columns: str, **kwargs) -> Table:
+def report_table(*columns: str, **kwargs):
     """A compact table that fits an 80-column log without truncating its headers."""
+    from rich import box
+    from rich.table import Table
+
     return Table(*columns, box=box.SIMPLE_HEAD, pad_edge=False, **kwargs)
 
 
@@ -297,14 +320,6 @@ def _report_errors(errors: list[str]) -> None:
 # -- lookup: search, ask, eval, tune-index, mcp (see search.py, ask.py, eval.py, tune.py, mcp_server.py)
 
 
-def _expander(root: Path):
-    """An LLM query expander when an LLM backend is configured with its key, else None."""
-    from .ask import llm_model, model_expander
-
-    model = run(llm_model, root)
-    return model_expander(model) if model is not None else None
-
-
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
@@ -312,32 +327,7 @@ def search(
     json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Hybrid search over the wiki, index.md and layer-1 sections (BM25 lists fused with RRF)."""
-    from .search import open_index
-
-    index, _ = run(open_index, state.root)
-    try:
-        result = run(index.search, query, k, expander=_expander(state.root))
-    finally:
-        index.close()
-    if json_out:
-        dump_json(
-            {
-                "query": query,
-                "expanded": result.expanded,
-                "strong_signal": result.strong_signal,
-                "results": [h.as_dict() for h in result.hits],
-            }
-        )
-        return
-    if not result.hits:
-        out.print("no results")
-        return
-    for n, h in enumerate(result.hits, 1):
-        out.print(
-            f"{n:>2}. {h.target}  {h.heading or h.title}  ({h.score:.4f})", markup=False, soft_wrap=True
-        )
-        if h.snippet:
-            out.print(f"    {h.snippet}", markup=False, soft_wrap=True)
+    run(search_command, state.root, query, k, json_out)
 
 
 @app.command()
@@ -346,23 +336,7 @@ def ask(
     json_out: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
 ) -> None:
     """Answer from the wiki with file#heading citations, or refuse when the evidence is weak."""
-    from .ask import Lookup, llm_model
-
-    model = run(llm_model, state.root)
-    lookup = run(Lookup, state.root)
-    try:
-        answer = run(lookup.answer, question, model=model)
-    finally:
-        lookup.close()
-    if json_out:
-        dump_json(answer.as_dict())
-        return
-    if answer.refused:
-        out.print(answer.text)
-        return
-    for s in answer.sentences:
-        where = f" (read in {s.page})" if s.page else ""
-        out.print(f"{s.text} " + " ".join(f"[{c}]" for c in s.cites) + where, markup=False, soft_wrap=True)
+    run(ask_command, state.root, question, json_out)
 
 
 @app.command("eval")
@@ -372,7 +346,7 @@ def eval_cmd(
     k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for recall and MRR.")] = 5,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write summary and cases as JSON.")] = None,
 ) -> None:
-    """Retrieval evaluation: file/section recall@k, MRR, refusals and latency."""
+    """Retrieval and answer evaluation: recall@k, MRR, answer accuracy, refusals, latency."""
     from .eval import load_questions, run_eval
     from .fsutil import atomic_write
 
@@ -390,18 +364,26 @@ def print_eval(report, title: str = "") -> None:
         if key not in ("mode",):
             table.add_row(key, "—" if value is None else str(value))
     out.print(table)
+    if report.by_type:
+        columns = [f"file_recall@{report.k}", "answer_accuracy", "correct_refusal", "false_refusal"]
+        per_type = report_table("type", "questions", *columns)
+        for kind, figures in report.by_type.items():
+            per_type.add_row(kind, str(figures["questions"]), *(_figure(figures.get(c)) for c in columns))
+        out.print(per_type)
     for c in report.cases:
         if c.failed:
-            why = (
-                "not refused"
-                if not c.expected
-                else ("refused" if c.refused else f"recall {c.file_recall:.2f}")
-            )
             out.print(
-                f"FAIL {c.id} ({why}): {c.question[:70]} expected {c.expected} got {c.retrieved[:3]}",
+                f"FAIL {c.id} ({'; '.join(c.problems)}): {c.question[:70]} expected {c.expected} "
+                f"got {c.retrieved[:3]}",
                 markup=False,
                 soft_wrap=True,
             )
+            if c.answer:
+                out.print(f"     answer: {c.answer[:300]}", markup=False, soft_wrap=True)
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
 
 
 @app.command("tune-index")
@@ -410,7 +392,7 @@ def tune_index_cmd(
     k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for recall.")] = 5,
 ) -> None:
     """Improve index.md lines from failed eval cases (stored in schema/index-overrides.yaml), re-evaluate."""
-    from .ask import llm_model
+    from .backend import llm_model
     from .eval import load_questions
     from .fsutil import atomic_write
     from .tune import tune_index
@@ -451,10 +433,6 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted; rerun the command to complete the work")
         sys.exit(130)
-
-
-def dump_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n")
 
 
 @app.command("compile")

@@ -1,5 +1,5 @@
-"""Retrieval evaluation: does the lookup find the sections that answer each question, and does it
-refuse the questions the knowledge base cannot answer?
+"""Evaluation: does the lookup find the sections that answer each question, does the answer state
+what they say, and does it refuse the questions the knowledge base cannot answer?
 
 Questions follow DESIGN §8: ``expected`` lists ``source:record-id[#heading-anchor]`` refs, where the
 record id may be a layer-1 document's frontmatter ``id``, its key or its file name; ``[]`` marks
@@ -13,20 +13,33 @@ a question the KB cannot answer. Per question the lookup returns ranked section 
 - correct_refusal: share of unanswerable questions refused;
 - false_refusal: share of answerable questions refused;
 - latency p50/p95 in milliseconds per question.
+
+Questions that carry ``answer_contains`` (strings any correct answer contains) are also scored on
+the answer ``ask`` gives, built from the context the same ``mode`` gathers:
+
+- answer_accuracy: the answer is not refused, holds every string, and cites an expected file;
+- string_recall: share of the strings the answer holds (case-insensitive; a string that begins
+  or ends with a digit only matches a whole number, so '10' is not found in '100' or '1.10');
+- cited_gold: share of answers citing an expected file;
+- field_stated: for questions naming an ``answer_field``, share of answers stating that field's
+  value as an expected document's frontmatter gives it.
+
+Refusals are the answer's. Every figure is also reported per question ``type``.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ask import MODES, Lookup, split_ref
+from .ask import MODES, Answer, Lookup, split_ref
 from .config import Fields, load_yaml
 from .errors import ConfigError
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -34,10 +47,17 @@ class Question:
     id: str
     question: str
     expected: tuple[str, ...]
+    type: str = ""
+    answer_contains: tuple[str, ...] = ()
+    answer_field: str = ""
 
     @property
     def answerable(self) -> bool:
         return bool(self.expected)
+
+    @property
+    def scores_answer(self) -> bool:
+        return bool(self.answer_contains or self.answer_field)
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -53,17 +73,43 @@ def load_questions(path: Path) -> list[Question]:
         qid = str(item.get("id") or f"q{i + 1:03d}")
         text = item.get("question")
         expected = item.get("expected", [])
+        contains = item.get("answer_contains", [])
+        answer_field = item.get("answer_field", "")
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"{path}: question '{qid}' has no question text")
         if not isinstance(expected, list) or not all(isinstance(e, str) for e in expected):
             raise ConfigError(
                 f"{path}: question '{qid}': expected must be a list of 'source:id[#anchor]' strings"
             )
+        if not isinstance(contains, list) or not all(isinstance(c, (str, int, float)) for c in contains):
+            raise ConfigError(f"{path}: question '{qid}': answer_contains must be a list of strings")
+        if not isinstance(answer_field, str):
+            raise ConfigError(f"{path}: question '{qid}': answer_field must be a field name")
         if qid in seen:
             raise ConfigError(f"{path}: two questions have id '{qid}'; ids must be unique")
         seen.add(qid)
-        out.append(Question(qid, text.strip(), tuple(expected)))
+        out.append(
+            Question(
+                qid,
+                text.strip(),
+                tuple(expected),
+                str(item.get("type") or ""),
+                tuple(str(c) for c in contains if str(c).strip()),
+                answer_field.strip(),
+            )
+        )
     return out
+
+
+def contains(text: str, wanted: str) -> bool:
+    """Whether ``text`` holds ``wanted``, ignoring case and runs of white space; a digit at either
+    end of ``wanted`` must not continue into another digit or decimal ('10' ∉ '100', '1.10')."""
+    pattern = r"\s+".join(re.escape(part) for part in wanted.split())
+    if wanted[:1].isdigit():
+        pattern = r"(?<![\d.,])" + pattern
+    if wanted[-1:].isdigit():
+        pattern += r"(?![\d]|[.,]\d)"
+    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 class RefResolver:
@@ -94,12 +140,35 @@ class Case:
     rr: float | None
     ms: float
     unresolved: list[str] = field(default_factory=list)
+    type: str = ""
+    answer: str = ""  # the answer's text, citations aside ('' when refused)
+    cited: list[str] = field(default_factory=list)  # source:id#anchor of every citation
+    answer_correct: bool | None = None  # None: the question carries nothing to score an answer by
+    string_recall: float | None = None
+    cited_gold: bool | None = None
+    field_stated: bool | None = None
+    missing: list[str] = field(default_factory=list)  # answer_contains strings the answer lacks
 
     @property
     def failed(self) -> bool:
+        return bool(self.problems)
+
+    @property
+    def problems(self) -> list[str]:
+        """What went wrong, in words ('' nothing): a refusal missed or made, files not found, an
+        answer lacking strings or not citing an expected file."""
         if not self.expected:
-            return not self.refused
-        return (self.file_recall or 0.0) < 1.0 or self.refused
+            return [] if self.refused else ["not refused"]
+        if self.refused:
+            return ["refused"]
+        out = []
+        if (self.file_recall or 0.0) < 1.0:
+            out.append(f"recall {self.file_recall or 0.0:.2f}")
+        if self.missing:
+            out.append(f"answer lacks {self.missing}")
+        if self.cited_gold is False:
+            out.append("answer cites no expected file")
+        return out
 
     def as_dict(self) -> dict:
         return {
@@ -114,6 +183,20 @@ class Case:
             "reciprocal_rank": self.rr,
             "latency_ms": round(self.ms, 2),
             **({"unresolved": self.unresolved} if self.unresolved else {}),
+            **({"type": self.type} if self.type else {}),
+            "answer": self.answer,
+            "cited": self.cited,
+            **(
+                {
+                    "answer_correct": self.answer_correct,
+                    "string_recall": self.string_recall,
+                    "cited_gold": self.cited_gold,
+                    "missing": self.missing,
+                }
+                if self.answer_correct is not None
+                else {}
+            ),
+            **({"field_stated": self.field_stated} if self.field_stated is not None else {}),
         }
 
 
@@ -125,27 +208,49 @@ class EvalReport:
 
     @property
     def summary(self) -> dict:
-        answerable = [c for c in self.cases if c.expected]
-        unanswerable = [c for c in self.cases if not c.expected]
         ms = sorted(c.ms for c in self.cases)
-
-        def mean(xs: list[float]) -> float | None:
-            return round(sum(xs) / len(xs), 4) if xs else None
-
         return {
             "mode": self.mode,
             "k": self.k,
-            "questions": len(self.cases),
+            **self.scores(self.cases),
+            "latency_ms_p50": round(percentile(ms, 50), 2),
+            "latency_ms_p95": round(percentile(ms, 95), 2),
+        }
+
+    def scores(self, cases: list[Case]) -> dict:
+        """Retrieval, refusal and answer figures over ``cases`` (answer figures only when some
+        question carries strings or a field to score its answer by)."""
+        answerable = [c for c in cases if c.expected]
+        unanswerable = [c for c in cases if not c.expected]
+        scored = [c for c in answerable if c.answer_correct is not None]
+        fields = [c for c in scored if c.field_stated is not None]
+        out = {
+            "questions": len(cases),
             "answerable": len(answerable),
             "unanswerable": len(unanswerable),
             f"file_recall@{self.k}": mean([c.file_recall or 0.0 for c in answerable]),
             f"section_recall@{self.k}": mean([c.section_recall or 0.0 for c in answerable]),
             "mrr": mean([c.rr or 0.0 for c in answerable]),
-            "correct_refusal": mean([1.0 if c.refused else 0.0 for c in unanswerable]),
-            "false_refusal": mean([1.0 if c.refused else 0.0 for c in answerable]),
-            "latency_ms_p50": round(percentile(ms, 50), 2),
-            "latency_ms_p95": round(percentile(ms, 95), 2),
+            "correct_refusal": mean([float(c.refused) for c in unanswerable]),
+            "false_refusal": mean([float(c.refused) for c in answerable]),
         }
+        if scored:
+            out["answer_accuracy"] = mean([float(bool(c.answer_correct)) for c in scored])
+            out["string_recall"] = mean([c.string_recall or 0.0 for c in scored])
+            out["cited_gold"] = mean([float(bool(c.cited_gold)) for c in scored])
+        if fields:
+            out["field_stated"] = mean([float(bool(c.field_stated)) for c in fields])
+        return out
+
+    @property
+    def by_type(self) -> dict[str, dict]:
+        """The same figures per question type (questions without one are 'untyped')."""
+        types: dict[str, list[Case]] = {}
+        for c in self.cases:
+            types.setdefault(c.type or "untyped", []).append(c)
+        if len(types) < 2:
+            return {}
+        return {t: self.scores(cs) for t, cs in sorted(types.items())}
 
     def metric(self, name: str) -> float:
         value = self.summary.get(f"{name}@{self.k}", self.summary.get(name))
@@ -155,8 +260,13 @@ class EvalReport:
         return {
             "schema_version": REPORT_VERSION,
             "summary": self.summary,
+            "by_type": self.by_type,
             "cases": [c.as_dict() for c in self.cases],
         }
+
+
+def mean(xs: list[float]) -> float | None:
+    return round(sum(xs) / len(xs), 4) if xs else None
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
@@ -188,6 +298,27 @@ def score_case(q: Question, refs: list[str], resolver: RefResolver, k: int) -> t
     return file_recall, section_recall, rr, unresolved
 
 
+def score_answer(q: Question, answer: Answer, resolver: RefResolver, lookup: Lookup) -> dict:
+    """Answer figures for one question (see the module docstring); {} when it has none to score."""
+    if not q.expected or not q.scores_answer:
+        return {}
+    text = "" if answer.refused else answer.plain
+    missing = [s for s in q.answer_contains if not contains(text, s)]
+    want = {got[0] for got in map(resolver.resolve, q.expected) if got}
+    cited_gold = any(split_ref(c)[0] in want for s in answer.sentences for c in s.cites)
+    out = {
+        "missing": missing,
+        "string_recall": 1 - len(missing) / len(q.answer_contains) if q.answer_contains else 1.0,
+        "cited_gold": cited_gold,
+        "answer_correct": not answer.refused and not missing and cited_gold,
+    }
+    if q.answer_field:
+        values = [lookup.docs[p].meta.get(q.answer_field) for p in sorted(want) if p in lookup.docs]
+        values = [str(v) for v in values if v not in (None, "", [])]
+        out["field_stated"] = bool(values) and all(contains(text, v) for v in values)
+    return out
+
+
 def run_eval(
     root: Path,
     questions: list[Question],
@@ -196,7 +327,8 @@ def run_eval(
     lookup: Lookup | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> EvalReport:
-    """Run every question through the lookup of ``mode`` and score the first ``k`` refs."""
+    """Run every question through the lookup of ``mode``, score the first ``k`` refs, and score the
+    answer given from that same context."""
     if mode not in MODES:
         raise ConfigError(f"--mode {mode}: use one of {', '.join(MODES)}")
     own = lookup is None
@@ -207,6 +339,7 @@ def run_eval(
         for n, q in enumerate(questions, 1):
             started = time.perf_counter()
             found = lookup.retrieve(q.question, mode, k=max(k, 10))
+            answer = lookup.answer(q.question, mode, found=found)
             ms = (time.perf_counter() - started) * 1000
             fr, sr, rr, unresolved = score_case(q, found.refs, resolver, k)
             cases.append(
@@ -215,13 +348,17 @@ def run_eval(
                     q.question,
                     list(q.expected),
                     [lookup.ref_label(r) for r in found.refs[:k]],
-                    found.refused,
+                    answer.refused,
                     found.evidence,
                     fr,
                     sr,
                     rr,
                     ms,
                     unresolved,
+                    q.type,
+                    "" if answer.refused else answer.plain,
+                    [lookup.ref_label(c) for s in answer.sentences for c in s.cites],
+                    **score_answer(q, answer, resolver, lookup),
                 )
             )
             if progress:

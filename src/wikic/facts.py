@@ -184,3 +184,29 @@ def fact_for_label(doc: SourceDoc, name: str) -> tuple[str, str] | None:
         if wanted in (label(key).lower(), field_label(key).lower(), key.lower()) and _scalar(raw):
             return key, " ".join(format_value(raw).split())
     return None
+
+
+NAME_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as")
+ALIAS_FIELDS = (*NAME_FIELDS, "tags")
+
+
+def aliases(meta: dict[str, Any], fields: tuple[str, ...] = ALIAS_FIELDS) -> list[str]:
+    """Other names a source gives its subject (e.g. ``common_names``), which users search by;
+    ``fields=NAME_FIELDS`` leaves out tags, which are words to search by but not names."""
+    out = []
+    for name in fields:
+        value = meta.get(name)
+        if isinstance(value, list):
+            out += [str(v).strip() for v in value if isinstance(v, str) and 0 < len(v.strip()) <= 40]
+    return out
+
+
+def plural_stem(word: str) -> str:
+    """'strawberries' → 'strawberry', 'tomatoes' → 'tomato', 'radishes' → 'radish', 'beans' → 'bean'."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("oes", "ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word

@@ -7,7 +7,6 @@ import fcntl
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,8 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     # Not tempfile.mkstemp: its files are mode 0600 (published layers must follow the umask like
     # any other file) and its O_NOFOLLOW/random-name dance costs twice the create on big folders.
+    import secrets  # here, not at the top: most commands that import fsutil (search, ask) never write
+
     while True:
         tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:

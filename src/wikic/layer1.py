@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
-
-import frontmatter
-import yaml
 
 from .errors import KBError
 from .fsutil import sha256_tag
@@ -16,25 +14,32 @@ from .models import SourceDoc
 LAYER1 = "layer1_sources"
 
 
-class _LibYAML(frontmatter.YAMLHandler):
+@lru_cache(maxsize=1)
+def _frontmatter_handler():
     """python-frontmatter's YAML handler on libyaml's safe loader where PyYAML has it (several
-    times faster on a large layer 1; the same safe subset of YAML)."""
+    times faster on a large layer 1; the same safe subset of YAML). Built on first use: lookups
+    that only read the search index never import either library."""
+    import frontmatter
+    import yaml
 
-    def load(self, fm: str, **kwargs: object):
-        kwargs.setdefault("Loader", getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        return super().load(fm, **kwargs)
+    class LibYAML(frontmatter.YAMLHandler):
+        def load(self, fm: str, **kwargs: object):
+            kwargs.setdefault("Loader", getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            return super().load(fm, **kwargs)
 
-
-_YAML = _LibYAML()
+    return LibYAML()
 
 
 def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
     """Parse one layer-1 file. ``source`` and ``id`` default to its folder and file stem."""
+    import frontmatter  # here, not at the top: lookups that only read the search index skip it
+    import yaml
+
     rel = path.relative_to(root).as_posix()
     if data is None:
         data = path.read_bytes()
     try:
-        post = frontmatter.loads(data.decode("utf-8"), handler=_YAML)
+        post = frontmatter.loads(data.decode("utf-8"), handler=_frontmatter_handler())
     except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
         raise KBError(
             f"{rel}: cannot read frontmatter ({exc}); fix the YAML between the '---' lines"

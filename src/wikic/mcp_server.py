@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .ask import Lookup, llm_model, model_expander
+from .ask import Lookup
+from .backend import llm_model, model_expander
 from .errors import ConfigError
 from .search import kb_files
 

@@ -1,12 +1,17 @@
 """Hybrid search: an SQLite FTS5 index over the wiki, layer-1 sections and ``index.md``, fused with RRF.
 
-The index lives in ``.wikic/search.sqlite`` (derived, git-ignored, always rebuildable). It holds
-three FTS5 tables, one per kind of chunk, each with the columns ``title``, ``headings`` and ``body``
-so BM25 can weight titles and headings above body text:
+The index lives in ``.wikic/search.sqlite`` (derived, git-ignored, always rebuildable: a file
+written by another version of the schema is rebuilt). It holds four FTS5 tables, one per kind of
+chunk, each with the columns ``title``, ``headings`` and ``body`` so BM25 can weight titles and
+headings above body text:
 
 - ``page``: every wiki page whole, plus one chunk per heading (with the citations in it);
 - ``source``: every layer-1 section, carrying its heading path;
+- ``doc``: every layer-1 document whole, for answers spread over its sections;
 - ``index``: every ``index.md`` entry (title, keywords, summary), keyed by the page it links.
+
+A layer-1 document's other names (``common_names``, ``aliases``…) are searched with its title, so
+'rocket' finds the sections of the arugula entry.
 
 It is updated by content hash: a file whose bytes did not change is not touched, and a run with
 no change writes nothing. Chinese, Japanese and Korean text is indexed as overlapping character
@@ -21,25 +26,26 @@ is split ('sweetcorn' → 'sweet corn'); the single lists (``query``) search wor
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import frontmatter
-import yaml
-
-from .draft import parse_citations, strip_citations
-from .errors import SchemaVersionError
+from .facts import aliases, plural_stem
 from .fsutil import sha256_tag
-from .layer1 import layer1_files, parse_doc
+from .layer1 import LAYER1, parse_doc
 from .markdown import STOPWORDS, plain_inline, split_sections, words
+from .models import SourceDoc
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 1
-KINDS = ("page", "source", "index")
+SCHEMA_VERSION = 6
+KINDS = ("page", "source", "index")  # what ``search`` fuses
+TABLES = (*KINDS, "doc")
 # bm25() weights for (title, headings, body): a match in a title or heading counts above the body.
 WEIGHTS = (4.0, 2.5, 1.0)
 RRF_K = 60
@@ -49,13 +55,24 @@ TOP_BONUS = {1: 0.05, 2: 0.02, 3: 0.02}
 STRONG_TOP = 0.85
 STRONG_GAP = 0.15
 COMPOUND_PART = 3  # shortest half when an unknown word is split in two
+PREFIX_MIN = 4  # shortest term searched as a prefix in prefix queries
+SETTLED = 2  # seconds after its last change a file's size and time are trusted to mark it unchanged
 RESPELL_CAP = 1000  # document counts past this make no difference when choosing a split
 
 Expander = Callable[[str], Sequence[str]]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+
+@functools.cache
+def _cjk() -> tuple[re.Pattern, re.Pattern]:
+    """(a run of CJK characters, one CJK character): compiled when first needed, since building
+    these character classes costs more than the rest of a search."""
+    return re.compile(f"[{_CJK}]+"), re.compile(f"[{_CJK}]")
+
+
+def has_cjk(text: str) -> bool:
+    return not text.isascii() and _cjk()[1].search(text) is not None
 
 
 # ---------------------------------------------------------------- text handling
@@ -70,21 +87,25 @@ def cjk_bigrams(run: str) -> list[str]:
 
 def index_text(text: str) -> str:
     """Text as stored in FTS: CJK runs become space-separated bigrams, everything else is kept."""
-    if not _CJK_CHAR.search(text):
+    if not has_cjk(text):
         return text
-    return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group())) + " ", text)
+    return _cjk()[0].sub(lambda m: " " + " ".join(cjk_bigrams(m.group())) + " ", text)
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of a natural-language query worth searching for: stopwords dropped (unless
-    nothing else is left), CJK runs split into bigrams, duplicates removed, order kept."""
+    """The words of a natural-language query worth searching for: stopwords and the pronouns and
+    negations of contractions dropped ("I've", "don't"; "bot's" is searched as "bot") unless
+    nothing else is left, CJK runs split into bigrams, duplicates removed, order kept."""
     latin: list[str] = []
     cjk: list[str] = []
-    for w in words(query):
-        if _CJK_CHAR.search(w):
-            for run in _CJK_RUN.findall(w):
+    for w in map(uncontract, words(query)):
+        if not w:
+            continue
+        if has_cjk(w):
+            run_of = _cjk()[0]
+            for run in run_of.findall(w):
                 cjk.extend(cjk_bigrams(run))
-            rest = _CJK_RUN.sub(" ", w).split()
+            rest = run_of.sub(" ", w).split()
             latin.extend(rest)
         else:
             latin.append(w)
@@ -92,12 +113,25 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys((content or latin) + cjk))
 
 
-def match_expression(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH string that ORs the quoted terms; a lone CJK character matches as a prefix."""
+_CONTRACTED = re.compile(r"^(\w+)['’](s|m|ve|ll|re|d|t)$")
+
+
+def uncontract(word: str) -> str:
+    """'bot's' → 'bot', "it'll" → 'it', "don't" → '' (a negation says nothing to search for)."""
+    m = _CONTRACTED.match(word)
+    if not m:
+        return word
+    return "" if m.group(2) == "t" else m.group(1)
+
+
+def match_expression(terms: Sequence[str], prefix: bool = False) -> str:
+    """An FTS5 MATCH string that ORs the quoted terms; a lone CJK character matches as a prefix,
+    and with ``prefix`` so does every Latin term of ``PREFIX_MIN`` letters or more ('safe' finds
+    'safety', 'rain' finds 'rainproof')."""
     parts = []
     for t in terms:
         quoted = '"' + t.replace('"', '""') + '"'
-        if len(t) == 1 and _CJK_CHAR.match(t):
+        if (len(t) == 1 and has_cjk(t)) or (prefix and len(t) >= PREFIX_MIN and t.isalpha()):
             quoted += "*"
         parts.append(quoted)
     return " OR ".join(parts)
@@ -147,7 +181,7 @@ def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
     low = flat.lower()
     best = -1
     for t in terms:
-        i = low.find(t.lower()) if _CJK_CHAR.search(t) else _word_find(low, t.lower())
+        i = low.find(t.lower()) if has_cjk(t) else _word_find(low, t.lower())
         if i >= 0 and (best < 0 or i < best):
             best = i
     start = max(0, best - width // 3) if best >= 0 else 0
@@ -180,10 +214,12 @@ class Chunk:
     headings: str
     body: str
     refs: tuple[str, ...] = ()
+    names: str = ""  # other names of the subject, searched with the title
 
 
-def source_chunks(root: Path, path: Path, data: bytes) -> list[Chunk]:
-    doc = parse_doc(root, path, data)
+def source_chunks(doc: SourceDoc) -> list[Chunk]:
+    """One chunk per section of a layer-1 document, then the document whole (kind ``doc``)."""
+    names = ", ".join(n for n in aliases(doc.meta) if n.lower() != doc.title.lower())
     out = []
     for s in doc.sections:
         ref = doc.path + (f"#{s.anchor}" if s.anchor else "")
@@ -193,15 +229,23 @@ def source_chunks(root: Path, path: Path, data: bytes) -> list[Chunk]:
             if isinstance(desc, str) and desc not in body:
                 body = (desc + "\n" + body).strip()
         out.append(
-            Chunk("source", doc.path, s.anchor, s.heading, doc.title, " > ".join(s.path), body, (ref,))
+            Chunk("source", doc.path, s.anchor, s.heading, doc.title, " > ".join(s.path), body, (ref,), names)
         )
     if not out:  # a file with frontmatter only is still findable by its title
-        out.append(Chunk("source", doc.path, "", "", doc.title, "", "", (doc.path,)))
+        out.append(Chunk("source", doc.path, "", "", doc.title, "", "", (doc.path,), names))
+    whole = "\n".join(ch.body for ch in out)
+    heads = " ; ".join(s.heading for s in doc.sections if s.heading)
+    out.append(Chunk("doc", doc.path, "", "", doc.title, heads, whole, (doc.path,), names))
     return out
 
 
 def page_chunks(rel: str, text: str) -> list[Chunk]:
     """A wiki page whole, then one chunk per heading; citations become ``refs``, not text."""
+    import frontmatter
+    import yaml
+
+    from .draft import parse_citations, strip_citations
+
     try:
         post = frontmatter.loads(text)
     except (ValueError, yaml.YAMLError):
@@ -302,45 +346,38 @@ def index_chunks(rel: str, text: str) -> list[Chunk]:
     return [Chunk("index", e.path, "", "", e.title, ", ".join(e.keywords), e.summary) for e in entries]
 
 
-def wiki_entries(root: Path) -> list[tuple[str, str, tuple[str, ...]]]:
-    """The wiki's entries: every level-2 section of every page with the sections under it, as
-    (page path, heading, the layer-1 sections it cites), in page order."""
-    out: list[tuple[str, str, tuple[str, ...]]] = []
-    for rel, kind in kb_files(root).items():
-        if kind != "page":
-            continue
-        entries: dict[str, list[str]] = {}
-        for ch in page_chunks(rel, (root / rel).read_text("utf-8")):
-            if ch.anchor:
-                entries.setdefault(ch.headings.split(" > ")[0], []).extend(ch.refs)
-        out += [(rel, name, tuple(dict.fromkeys(refs))) for name, refs in entries.items()]
-    return out
-
-
 def is_index_file(rel: str) -> bool:
     return rel == "wiki/index.md" or rel.startswith("wiki/index/")
 
 
 def kb_files(root: Path) -> dict[str, str]:
     """{path: kind} of every file the search index covers."""
-    out: dict[str, str] = {}
-    for p in layer1_files(root):
-        out[p.relative_to(root).as_posix()] = "source"
-    wiki = root / "wiki"
-    if wiki.is_dir():
-        for p in sorted(wiki.rglob("*.md")):
-            rel = p.relative_to(root).as_posix()
-            if any(part.startswith(".") for part in p.relative_to(wiki).parts) or rel == "wiki/log.md":
-                continue
+    out = dict.fromkeys(markdown_files(root, LAYER1), "source")
+    for rel in markdown_files(root, "wiki"):
+        if rel != "wiki/log.md":
             out[rel] = "index" if is_index_file(rel) else "page"
     return out
 
 
-def chunks_of(root: Path, rel: str, kind: str, data: bytes) -> list[Chunk]:
+def markdown_files(root: Path, folder: str) -> list[str]:
+    """The ``.md`` files under ``root/folder`` as sorted root-relative paths, hidden files and
+    folders aside (``os.walk``: a search runs this on every call, and it is quicker than rglob)."""
+    out = []
+    skip = len(str(root)) + 1
+    for top, dirs, names in os.walk(os.path.join(root, folder)):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        rel = top[skip:].replace(os.sep, "/")
+        out += [f"{rel}/{n}" for n in names if n.endswith(".md") and not n.startswith(".")]
+    return sorted(out)
+
+
+def chunks_of(root: Path, rel: str, kind: str, data: bytes) -> tuple[list[Chunk], SourceDoc | None]:
+    """The chunks of one file, and the layer-1 document it is when it is a source."""
     if kind == "source":
-        return source_chunks(root, root / rel, data)
+        doc = parse_doc(root, root / rel, data)
+        return source_chunks(doc), doc
     text = data.decode("utf-8", errors="replace")
-    return index_chunks(rel, text) if kind == "index" else page_chunks(rel, text)
+    return (index_chunks(rel, text) if kind == "index" else page_chunks(rel, text)), None
 
 
 # ---------------------------------------------------------------- the index
@@ -404,15 +441,20 @@ class SearchResult:
 
 _DDL = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
-    "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, kind TEXT NOT NULL, sha256 TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, kind TEXT NOT NULL, sha256 TEXT NOT NULL,"
+    " stat TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, file TEXT NOT NULL, kind TEXT NOT NULL,"
     " path TEXT NOT NULL, anchor TEXT NOT NULL, heading TEXT NOT NULL, title TEXT NOT NULL,"
-    " body TEXT NOT NULL, refs TEXT NOT NULL)",
+    " headings TEXT NOT NULL, body TEXT NOT NULL, refs TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file)",
+    # every layer-1 document as parsed, so a lookup reads the ones it needs instead of all files
+    "CREATE TABLE IF NOT EXISTS docs(path TEXT PRIMARY KEY, source TEXT NOT NULL, id TEXT NOT NULL,"
+    " key TEXT NOT NULL, title TEXT NOT NULL, names TEXT NOT NULL, meta TEXT NOT NULL, body TEXT NOT NULL,"
+    " sha256 TEXT NOT NULL)",
     *[
         f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{k} USING fts5(title, headings, body,"
         " tokenize='porter unicode61 remove_diacritics 2')"
-        for k in KINDS
+        for k in TABLES
     ],
 ]
 
@@ -442,12 +484,12 @@ class SearchIndex:
         if exists:
             row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             found = int(row[0]) if row else None
-            if found != SCHEMA_VERSION:
-                raise SchemaVersionError(
-                    f"{self.db_path}: search index schema_version {found}, this wikic reads "
-                    f"{SCHEMA_VERSION}; delete the file and it is rebuilt on the next search"
-                )
-            return
+            if found == SCHEMA_VERSION:
+                return
+            # derived state written by another version of wikic: start afresh, update() refills it
+            c.close()
+            self.db_path.unlink()
+            self.conn = c = sqlite3.connect(self.db_path, check_same_thread=False)
         with c:
             for stmt in _DDL:
                 c.execute(stmt)
@@ -456,55 +498,193 @@ class SearchIndex:
     # -- writing
 
     def update(self, files: dict[str, str] | None = None) -> UpdateStats:
-        """Sync with the KB by content hash: only added, changed and deleted files touch the DB."""
+        """Sync with the KB by content hash: only added, changed and deleted files touch the DB.
+
+        A file whose size and modification time are what they were when it was indexed, at least
+        ``SETTLED`` seconds after it was last modified, is not read again; any other file is
+        hashed, and indexed again only if its bytes changed."""
         files = kb_files(self.root) if files is None else files
-        known = {p: (k, h) for p, k, h in self.conn.execute("SELECT path, kind, sha256 FROM files")}
+        known = {
+            p: (k, h, st) for p, k, h, st in self.conn.execute("SELECT path, kind, sha256, stat FROM files")
+        }
         stats = UpdateStats()
-        pending: list[tuple[str, str, str, list[Chunk]]] = []
+        pending: list[tuple[str, str, str, str, list[Chunk], SourceDoc | None]] = []
+        refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
+        now = time.time_ns()
+        base = str(self.root)
         for rel, kind in files.items():
-            data = (self.root / rel).read_bytes()
-            digest = sha256_tag(data)
+            st = os.stat(os.path.join(base, rel))
+            settled = now - st.st_mtime_ns > SETTLED * 1_000_000_000
+            stamp = f"{st.st_size}:{st.st_mtime_ns}" if settled else ""
             old = known.get(rel)
-            if old == (kind, digest):
+            if old is not None and old[0] == kind and stamp and old[2] == stamp:
                 stats.unchanged += 1
                 continue
-            pending.append((rel, kind, digest, chunks_of(self.root, rel, kind, data)))
+            data = (self.root / rel).read_bytes()
+            digest = sha256_tag(data)
+            if old is not None and old[:2] == (kind, digest):
+                stats.unchanged += 1
+                if stamp != old[2]:
+                    refreshed.append((stamp, rel))
+                continue
+            pending.append((rel, kind, digest, stamp, *chunks_of(self.root, rel, kind, data)))
             if old is None:
                 stats.added += 1
             else:
                 stats.changed += 1
         gone = sorted(set(known) - set(files))
         stats.removed = len(gone)
-        if pending or gone:
+        if pending or gone or refreshed:
             with self.conn:
                 for rel in gone:
-                    self._delete(rel, known[rel][0])
+                    self._delete(rel)
                     self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
-                for rel, kind, digest, chunks in pending:
+                for rel, kind, digest, stamp, chunks, doc in pending:
                     if rel in known:
-                        self._delete(rel, known[rel][0])
+                        self._delete(rel)
                     self.add_chunks(rel, chunks)
-                    self.conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (rel, kind, digest))
+                    if doc is not None:
+                        self._add_doc(doc)
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
+                    )
                     stats.chunks += len(chunks)
+                self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
+                if gone or pending:
+                    self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
+        sources_changed = any(known[rel][0] == "source" for rel in gone) or any(
+            p[5] is not None for p in pending
+        )
+        if sources_changed or self._supersession()[0] != self._schema_digest():
+            with self.conn:
+                self._store_supersession()
         return stats
 
-    def _delete(self, rel: str, kind: str) -> None:
-        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE file=?", (rel,))]
-        table = "fts_" + ("index" if kind == "index" else kind)
-        self.conn.executemany(f"DELETE FROM {table} WHERE rowid=?", [(i,) for i in ids])
+    def _add_doc(self, doc: SourceDoc) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                doc.path,
+                doc.source,
+                doc.id,
+                doc.key,
+                doc.title,
+                json.dumps(aliases(doc.meta), ensure_ascii=False),
+                json.dumps(doc.meta, ensure_ascii=False, default=str),
+                doc.body,
+                doc.sha256,
+            ),
+        )
+
+    def _store_supersession(self) -> None:
+        """Which layer-1 documents (or sections) are superseded, and by which: worked out when the
+        sources or ``schema/wiki.yaml`` (its version chains) change, since it needs every document,
+        so a lookup reads it instead of reading them all."""
+        from .versions import schema_chains, supersession
+
+        value = [self._schema_digest(), supersession(self.docs(), schema_chains(self.root))]
+        self._store("superseded", json.dumps(value, sort_keys=True))
+
+    def _supersession(self) -> tuple[str, dict[str, str]]:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='superseded'").fetchone()
+        if row is None:
+            return "-", {}
+        digest, found = json.loads(row[0])
+        return digest, found
+
+    def _store(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- layer-1 documents
+
+    def doc(self, path: str) -> SourceDoc | None:
+        """One layer-1 document as last indexed, or None."""
+        row = self.conn.execute("SELECT * FROM docs WHERE path=?", (path,)).fetchone()
+        return _doc(row) if row else None
+
+    def docs(self) -> list[SourceDoc]:
+        """Every layer-1 document as last indexed, in path order."""
+        return [_doc(row) for row in self.conn.execute("SELECT * FROM docs ORDER BY path")]
+
+    def doc_names(self) -> dict[str, tuple[str, str, str, str, tuple[str, ...]]]:
+        """{path: (source, id, key, title, aliases)} of every layer-1 document, without reading
+        their bodies."""
+        rows = self.conn.execute("SELECT path, source, id, key, title, names FROM docs ORDER BY path")
+        return {p: (s, i, k, t, tuple(json.loads(n))) for p, s, i, k, t, n in rows}
+
+    def entries(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The wiki's entries: every level-2 section of every page with the sections under it, as
+        (page path, heading, the layer-1 sections it cites), in page order."""
+        out: dict[tuple[str, str], dict[str, None]] = {}
+        rows = self.conn.execute(
+            "SELECT path, headings, refs FROM chunks WHERE kind='page' AND anchor != '' ORDER BY path, id"
+        )
+        for path, headings, refs in rows:
+            out.setdefault((path, headings.split(" > ")[0]), {}).update(dict.fromkeys(json.loads(refs)))
+        return [(path, name, tuple(refs)) for (path, name), refs in out.items()]
+
+    def backend(self) -> str | None:
+        """The librarian backend ``schema/wiki.yaml`` configures, as remembered for this version of
+        the file; None when the file changed since (or was never read)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='backend'").fetchone()
+        if row is None:
+            return None
+        digest, backend = json.loads(row[0])
+        return backend if digest == self._schema_digest() else None
+
+    def remember_backend(self, backend: str) -> None:
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('backend', ?)",
+                (json.dumps([self._schema_digest(), backend]),),
+            )
+
+    def _schema_digest(self) -> str:
+        path = self.root / "schema" / "wiki.yaml"
+        return sha256_tag(path.read_bytes()) if path.is_file() else ""
+
+    def entities(self) -> Entities:
+        """The names the wiki has entries for, and the sections filed under each (see Entities)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='entities'").fetchone()
+        return Entities.from_json(row[0]) if row else Entities([], {})
+
+    def superseded(self) -> dict[str, str]:
+        """{superseded layer-1 path, or path#anchor for one section: the path of the document
+        that replaces it} (``versions.supersession``)."""
+        return self._supersession()[1]
+
+    def _delete(self, rel: str) -> None:
+        for rowid, kind in self.conn.execute("SELECT id, kind FROM chunks WHERE file=?", (rel,)).fetchall():
+            self.conn.execute(f"DELETE FROM fts_{kind} WHERE rowid=?", (rowid,))
         self.conn.execute("DELETE FROM chunks WHERE file=?", (rel,))
+        self.conn.execute("DELETE FROM docs WHERE path=?", (rel,))
 
     def add_chunks(self, file: str, chunks: Iterable[Chunk]) -> None:
         """Insert chunks (inside the caller's transaction). Also used by the benchmark."""
         for ch in chunks:
             cur = self.conn.execute(
-                "INSERT INTO chunks(file, kind, path, anchor, heading, title, body, refs)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (file, ch.kind, ch.path, ch.anchor, ch.heading, ch.title, ch.body, json.dumps(ch.refs)),
+                "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    file,
+                    ch.kind,
+                    ch.path,
+                    ch.anchor,
+                    ch.heading,
+                    ch.title,
+                    ch.headings,
+                    ch.body,
+                    json.dumps(ch.refs),
+                ),
             )
             self.conn.execute(
                 f"INSERT INTO fts_{ch.kind}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
-                (cur.lastrowid, index_text(ch.title), index_text(ch.headings), index_text(ch.body)),
+                (
+                    cur.lastrowid,
+                    index_text(f"{ch.title} {ch.names}".strip()),
+                    index_text(ch.headings),
+                    index_text(ch.body),
+                ),
             )
 
     # -- reading
@@ -559,13 +739,14 @@ class SearchIndex:
             for k, p, a, h, t, b, r, s in rows
         ]
 
-    def doc_freq(self, kind: str, term: str, cap: int = -1) -> int:
-        """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it), counting at
-        most ``cap`` of them when it is given (``cap=1`` asks only whether any does)."""
+    def doc_freq(self, kind: str, term: str, cap: int = -1, prefix: bool = False) -> int:
+        """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it; with ``prefix``,
+        a word it begins), counting at most ``cap`` of them when it is given (``cap=1`` asks only
+        whether any does)."""
         try:
             row = self.conn.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM fts_{kind} WHERE fts_{kind} MATCH ? LIMIT ?)",
-                (match_expression([term]), cap),
+                (match_expression([term], prefix), cap),
             ).fetchone()
         except sqlite3.OperationalError:
             return 0
@@ -604,15 +785,70 @@ class SearchIndex:
         probe = [h.score for h in original.get("source") or next(iter(original.values()), [])]
         strong = is_strong_signal(probe)
         lists: list[tuple[float, list[Hit]]] = [(ORIGINAL_WEIGHT, hits) for hits in original.values()]
-        expanded: list[str] = []
-        if expander is not None and not strong:
-            for q in expander(query):
-                q = " ".join(str(q).split())
-                if not q or q.lower() == query.lower() or q in expanded:
-                    continue
-                expanded.append(q)
-                lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth)) for kind in kinds]
+        expanded = expansions(expander, query) if expander is not None and not strong else []
+        for q in expanded:
+            lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth)) for kind in kinds]
         return SearchResult(query, rrf(lists)[:k], expanded, strong, spelled)
+
+
+def expansions(expander: Expander, query: str) -> list[str]:
+    """The expander's rewrites of ``query``: distinct, non-empty, none the query itself."""
+    out: list[str] = []
+    for q in expander(query):
+        q = " ".join(str(q).split())
+        if q and q.lower() != query.lower() and q not in out:
+            out.append(q)
+    return out
+
+
+class Entities:
+    """What the wiki has an entry for (a crop, an article, a part): each level-2 heading of a page,
+    known by its heading and, when it is a source's title, that source's aliases. A question that
+    names one is linked to the sections the wiki files under it, which plain retrieval finds only
+    if the rest of the question happens to use the sources' words."""
+
+    def __init__(self, entries: Sequence[tuple[str, str, Sequence[str]]], docs: dict[str, tuple]):
+        """``docs``: {path: (source, id, key, title, aliases)} (``SearchIndex.doc_names``)."""
+        self.refs: dict[tuple[str, ...], dict[str, None]] = {}  # name words → cited sections, in order
+        for _, heading, refs in entries:
+            names = [heading]
+            for path in dict.fromkeys(r.partition("#")[0] for r in refs):
+                doc = docs.get(path)
+                if doc is not None and doc[3] == heading:
+                    names += doc[4]
+            for name in names:
+                key = tuple(plural_stem(w) for w in words(name))
+                if key and len(" ".join(key)) >= 4:
+                    self.refs.setdefault(key, {}).update(dict.fromkeys(refs))
+        self.longest = max((len(k) for k in self.refs), default=0)
+
+    def as_json(self) -> str:
+        return json.dumps([[list(k), list(v)] for k, v in self.refs.items()], ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Entities:
+        out = cls([], {})
+        out.refs = {tuple(k): dict.fromkeys(v) for k, v in json.loads(text)}
+        out.longest = max((len(k) for k in out.refs), default=0)
+        return out
+
+    def named_in(self, text: str) -> list[tuple[str, ...]]:
+        """The entity names that occur in ``text`` as whole words, longest first."""
+        toks = [plural_stem(w) for w in words(text)]
+        found = {
+            tuple(toks[i : i + n])
+            for n in range(1, self.longest + 1)
+            for i in range(len(toks) - n + 1)
+            if tuple(toks[i : i + n]) in self.refs
+        }
+        return sorted(found, key=lambda k: (-len(k), k))
+
+
+def _doc(row: tuple) -> SourceDoc:
+    path, source, id_, key, title, _, meta, body, digest = row
+    return SourceDoc(
+        source, id_, key, path, title, json.loads(meta), body, digest, tuple(split_sections(body))
+    )
 
 
 def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hit]:

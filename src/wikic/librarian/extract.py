@@ -13,8 +13,9 @@ from functools import cached_property
 from ..bm25 import tokens
 from ..citations import stem
 from ..draft import Block, Cell, Citation, Sentence
+from ..facts import aliases as field_aliases
 from ..facts import facts as field_facts
-from ..facts import field_label, format_value, is_unknown, prose_fields, restated_field
+from ..facts import field_label, format_value, is_unknown, plural_stem, prose_fields, restated_field
 from ..markdown import (
     Section,
     code_lines,
@@ -397,9 +398,6 @@ def dated_title(doc: SourceDoc) -> str:
     return doc.title
 
 
-ALIAS_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as", "tags")
-
-
 class Vocabulary:
     """Document frequencies over every layer-1 document of a compile, counted on first use and
     shared by its pages (so distinctive keywords cost one pass over the corpus)."""
@@ -417,12 +415,7 @@ class Vocabulary:
 
 def aliases(doc: SourceDoc) -> list[str]:
     """Other names a source gives its subject (e.g. ``common_names``), which users search by."""
-    out = []
-    for name in ALIAS_FIELDS:
-        value = doc.meta.get(name)
-        if isinstance(value, list):
-            out += [str(v).strip() for v in value if isinstance(v, str) and 0 < len(v.strip()) <= 40]
-    return out
+    return field_aliases(doc.meta)
 
 
 _KEYWORD = re.compile(r"^[a-z][a-z-]*[a-z]$")
@@ -561,17 +554,6 @@ def facts_comparison(
 def has_quotable(doc: SourceDoc) -> bool:
     """Whether a document has any prose or table a page could quote (image-only pages have none)."""
     return any(prose_units(s.text) for s in doc.sections) or any(rows for _, _, rows in source_tables(doc))
-
-
-def plural_stem(word: str) -> str:
-    """'strawberries' → 'strawberry', 'tomatoes' → 'tomato', 'beans' → 'bean'."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("oes"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
 
 
 class MentionIndex:
