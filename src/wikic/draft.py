@@ -32,6 +32,9 @@ class Citation:
         rel = _relative_path(self.path, os.path.dirname(page_path) or ".")
         return rel + (f"#{self.anchor}" if self.anchor else "")
 
+    def __str__(self) -> str:
+        return self.path + (f"#{self.anchor}" if self.anchor else "")
+
 
 @lru_cache(maxsize=1 << 16)  # a page cites a few sources many times; paths are plain strings
 def _label(path: str) -> str:
