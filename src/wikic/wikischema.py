@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .citations import DEFAULT_MIN_OVERLAP
 from .config import Fields, load_yaml
 from .errors import ConfigError
 from .fsutil import canonical_json, sha256_tag
@@ -215,7 +216,7 @@ def load_wiki_schema(root: Path) -> WikiSchema:
     budget = idx.positive("token_budget", 8000)
     idx.done()
     ver = Fields(top.get("verify", dict, {}), f"{path}: verify")
-    min_overlap = ver.get("min_overlap", float, 0.6)
+    min_overlap = ver.get("min_overlap", float, DEFAULT_MIN_OVERLAP)
     if not 0 < min_overlap <= 1:
         raise ConfigError(f"{path}: verify.min_overlap must be in (0, 1], got {min_overlap}")
     ver.done()

@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..citations import Verifier
+from ..citations import DEFAULT_MIN_OVERLAP, Verifier
 from ..layer1 import load_layer1
 from ..models import SourceDoc
 from ..wikischema import WikiSchema
@@ -47,7 +47,7 @@ def gather(root: Path) -> KB:
         superseded = the_plan.superseded_by
     else:
         superseded = supersession(docs_list)
-    min_overlap = schema.min_overlap if schema else 0.6
+    min_overlap = schema.min_overlap if schema else DEFAULT_MIN_OVERLAP
     return KB(
         root,
         docs,
