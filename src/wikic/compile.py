@@ -33,9 +33,12 @@ from .index import Entry, append_log, apply_overrides, load_overrides, render_in
 from .layer1 import load_layer1, read_layer1
 from .librarian.base import Failure, Librarian, PageJob, Usage
 from .librarian.extract import Vocabulary
+from .librarian.offline import OfflineLibrarian
+from .librarian.offline import write_page as offline_page
 from .models import SourceDoc
 from .plan import PageSpec, Plan
 from .plan import plan as make_plan
+from .safety import sanitize_draft, suspicious, vet_draft
 from .wikischema import WikiSchema, load_wiki_schema
 
 WIKI = "wiki"
@@ -221,9 +224,18 @@ def count_facts(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, int]:
 
 
 def finish_draft(
-    job: PageJob, draft: Draft, lib: Librarian, verifier: Verifier, report: CompileReport
+    job: PageJob,
+    draft: Draft,
+    lib: Librarian,
+    verifier: Verifier,
+    report: CompileReport,
+    outline: tuple[str, ...] = (),
 ) -> Draft | None:
-    """Verify, repair (LLM backends) or drop; returns a fully valid draft or None."""
+    """Sanitise, verify, repair (LLM backends) or drop; returns a fully valid draft or None.
+
+    What a backend other than the offline librarian writes besides its sentences (headings,
+    summary, keywords) is held to the sources too, and rebuilt from them where it fails."""
+    draft = keep_out_of_lead(sanitize_draft(draft, job.spec.path))
     total, _ = count_facts(draft.blocks)
     report.sentences += total
     report.cited += sum(1 for b in draft.blocks for s in b.sentences if s.cites) + sum(
@@ -236,6 +248,7 @@ def finish_draft(
     if check.failures and lib.can_repair:
         fixed = lib.repair(job, draft, [f for _, _, f in check.failures])
         if fixed is not None:
+            fixed = keep_out_of_lead(sanitize_draft(fixed, job.spec.path))
             again = verify_blocks(fixed.blocks, verifier)
             passing = count_facts(fixed.blocks)[0] - len(again.failures)
             repaired = max(0, min(first_failures, passing - (total - first_failures)))
@@ -252,6 +265,26 @@ def finish_draft(
     if facts == 0:
         return None
     report.citations += cites
+    final = draft.with_blocks(blocks)
+    if lib.name != OfflineLibrarian.name:
+        final, notes = vet_draft(final, verifier, job.spec.sources, outline, lambda: offline_page(job))
+        report.notes += [f"{job.spec.path}: {n}" for n in notes]
+    return final
+
+
+def keep_out_of_lead(draft: Draft) -> Draft:
+    """A page's lead (what comes before its first heading) holds no sentence that instructs the
+    reader; such a sentence stays cited where it belongs, never in the opening lines."""
+    blocks: list[Block] = []
+    in_lead = True
+    for b in draft.blocks:
+        in_lead = in_lead and b.kind != "heading"
+        if in_lead and b.sentences and any(suspicious(s.text) for s in b.sentences):
+            kept = tuple(s for s in b.sentences if not suspicious(s.text))
+            if not kept:
+                continue
+            b = Block(b.kind, text=b.text, level=b.level, sentences=kept)
+        blocks.append(b)
     return draft.with_blocks(blocks)
 
 
@@ -377,7 +410,8 @@ def compile_wiki(
         outputs: dict[str, str] = {}
         finals: dict[str, Draft] = {}
         for (spec, fp, job), draft in zip(jobs, drafts, strict=True):
-            final = finish_draft(job, draft, lib, verifier, report) if draft is not None else None
+            outline = schema.page_types[spec.type].sections if spec.type in schema.page_types else ()
+            final = finish_draft(job, draft, lib, verifier, report, outline) if draft is not None else None
             if final is None:
                 report.failed.append(spec.path)
                 continue
