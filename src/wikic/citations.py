@@ -31,7 +31,7 @@ from .markdown import STOPWORDS, plain_inline
 from .models import SourceDoc
 
 DEFAULT_MIN_OVERLAP = 0.9
-ANCHORS = 3  # a number's context: this many words on each side (a rewording may drop two)
+ANCHORS = 3  # the words around a number or negator compared (a rewording may drop two)
 
 
 @lru_cache(maxsize=1 << 16)  # a few thousand distinct words cover a whole KB
@@ -136,27 +136,30 @@ _BOUNDARY_BEFORE = re.compile(r"(?:^|[.!?:;|)\]\"'”’]|(?:^|\s)(?:[-*+>]|\d+[
 
 @dataclass(frozen=True)
 class Quantity:
-    """One number as written: its value, its unit (normalised, or None), the nearest numbers or
-    content words on each side within its sentence (nearest first), the units named in the words
-    just before it (``tank_capacity_l: 4.0`` gives 4.0 in litres), and where it stands (a run of
-    text, unique per analysis, and its position there)."""
+    """One number as written: its value and unit (normalised, or None); the words around it
+    (nearest first, up to the next number or the end of the sentence); the units named in the
+    words just before it (``tank_capacity_l: 4.0`` gives 4.0 in litres); the number right after
+    it when only stop words or an 'x' stand between ('12 to 18', '45 x 17'); and where it stands
+    (a run of text, unique per analysis, and its position there)."""
 
     value: str
     unit: str | None
     left: tuple[str, ...]
     right: tuple[str, ...]
     units_before: frozenset[str]
+    next_value: str | None
     run: int
     pos: int
 
 
 @dataclass(frozen=True)
 class Negation:
-    """A negator with the nearest token before it and the two after it (what it negates)."""
+    """A negator with the tokens before it (nearest first) and the two after it (what it
+    negates), within its sentence, and the pair of tokens it stands between."""
 
-    left: str | None
+    left: tuple[str, ...]
     right: frozenset[str]
-    pair: tuple[str, str] | None  # (left, first after) or (first after, second after)
+    pair: tuple[str, str]
 
 
 @dataclass
@@ -182,6 +185,7 @@ class Analysis:
 # Token kinds: 'n' number, 'u' its unit, 'c' a currency sign (the unit of the number after it),
 # 'x' negator, 's' stop word, 'b' end of a sentence, 'w' content word (its stem, or the unit it names).
 Token = tuple[str, str]
+END = "<end>"  # stands for the end of a sentence in a pair of tokens
 
 
 def _tokens(text: str) -> list[Token]:
@@ -209,17 +213,17 @@ def _tokens(text: str) -> list[Token]:
     return out
 
 
-def _anchors(tokens: list[Token], i: int, step: int, n: int = ANCHORS) -> tuple[str, ...]:
-    """The ``n`` nearest numbers or content words from ``i`` in direction ``step``, within the
-    sentence, nearest first."""
+def _window(tokens: list[Token], i: int, step: int, numbers: bool) -> tuple[str, ...]:
+    """Up to ``ANCHORS`` content tokens from ``i`` in direction ``step``, nearest first, within
+    the sentence; a number ends the window, unless ``numbers`` counts it as a token."""
     out: list[str] = []
     i += step
-    while 0 <= i < len(tokens) and len(out) < n:
+    while 0 <= i < len(tokens) and len(out) < ANCHORS:
         kind, text = tokens[i]
+        if kind == "b" or (kind == "n" and not numbers):
+            break
         if kind in ("n", "w"):
             out.append(text)
-        elif kind == "b":
-            break
         i += step
     return tuple(out)
 
@@ -234,42 +238,58 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
         a.addresses = {_address(m.group()) for m in _ADDRESS.finditer(text)}
     tokens = _tokens(text)
     run = next(_runs)
-    content = [i for i, (kind, _) in enumerate(tokens) if kind in ("n", "w")]
-    for i in content:
-        kind, value = tokens[i]
+    for i, (kind, value) in enumerate(tokens):
         if kind == "w":
             a.stems.add(value)
-            continue
-        unit = tokens[i + 1][1] if i + 1 < len(tokens) and tokens[i + 1][0] == "u" else None
-        if unit is None and i and tokens[i - 1][0] == "c":  # '$179'
-            unit = tokens[i - 1][1]
-        before = frozenset(t for k, t in tokens[max(0, i - 6) : i] if k == "w" and t in UNIT_NAMES)
-        q = Quantity(value, unit, _anchors(tokens, i, -1), _anchors(tokens, i, 1), before, run, i)
-        a.quantities.setdefault(value, []).append(q)
-    negated = False  # a negator since the previous content token
-    for n, i in enumerate(content):
-        if n:
-            gap = [k for k, _ in tokens[content[n - 1] + 1 : i]]
-            if "b" not in gap and "x" not in gap:
-                pair = (tokens[content[n - 1]][1], tokens[i][1])
+        elif kind == "n":
+            unit = tokens[i + 1][1] if i + 1 < len(tokens) and tokens[i + 1][0] == "u" else None
+            if unit is None and i and tokens[i - 1][0] == "c":  # '$179'
+                unit = tokens[i - 1][1]
+            before = frozenset(t for k, t in tokens[max(0, i - 6) : i] if k == "w" and t in UNIT_NAMES)
+            nxt = next(
+                ((k, t) for k, t in tokens[i + 1 :] if k in ("n", "b") or (k == "w" and t != "x")), None
+            )
+            a.quantities.setdefault(value, []).append(
+                Quantity(
+                    value,
+                    unit,
+                    _window(tokens, i, -1, False),
+                    _window(tokens, i, 1, False),
+                    before,
+                    nxt[1] if nxt and nxt[0] == "n" else None,
+                    run,
+                    i,
+                )
+            )
+    # Pairs of neighbouring tokens in each sentence (the last one with END), and the negators.
+    start = 0
+    for end in [*(i for i, (k, _) in enumerate(tokens) if k == "b"), len(tokens)]:
+        sentence = tokens[start:end]
+        start = end + 1
+        content = [i for i, (k, _) in enumerate(sentence) if k in ("n", "w")]
+        negated = False
+        for n, i in enumerate(content):
+            if n == 0:
+                negated = any(k == "x" for k, _ in sentence[:i])
+            nxt = content[n + 1] if n + 1 < len(content) else len(sentence)
+            gap_negated = any(k == "x" for k, _ in sentence[i + 1 : nxt])
+            pair = (sentence[i][1], sentence[nxt][1] if nxt < len(sentence) else END)
+            if not gap_negated:
                 a.pairs.add(pair)
                 if not negated:
                     a.plain_starts.add(pair)
-            negated = "x" in gap
-        else:
-            negated = any(k == "x" for k, _ in tokens[:i])
-    for i, (kind, _) in enumerate(tokens):
-        if kind != "x":
-            continue
-        after: list[str] = []
-        for k, t in tokens[i + 1 :]:
-            if k == "b" or len(after) == 2:
-                break
-            if k in ("n", "w"):
-                after.append(t)
-        left = next(iter(_anchors(tokens, i, -1, 1)), None)
-        pair = (left, after[0]) if left and after else (after[0], after[1]) if len(after) == 2 else None
-        a.negations.append(Negation(left, frozenset(after), pair))
+            negated = gap_negated
+        for i, (kind, _) in enumerate(sentence):
+            if kind == "x":
+                left = _window(sentence, i, -1, True)
+                after = [t for k, t in sentence[i + 1 :] if k in ("n", "w")][:2]
+                if left:
+                    pair = (left[0], after[0] if after else END)
+                elif after:
+                    pair = (after[0], after[1] if len(after) > 1 else END)
+                else:
+                    continue
+                a.negations.append(Negation(left, frozenset(after), pair))
     return a
 
 
@@ -460,7 +480,7 @@ class Verifier:
 
 
 def _quantity_problem(said: Analysis, cited: dict[str, list[Quantity]]) -> str | None:
-    """Each number with its unit and a word beside it as in the cited text; two numbers side by
+    """Each number with its unit and the words around it as in the cited text; numbers side by
     side in the order the cited text gives them."""
     missing = sorted(v for v in said.quantities if v not in cited)
     if missing:
@@ -476,38 +496,55 @@ def _quantity_problem(said: Analysis, cited: dict[str, list[Quantity]]) -> str |
             if not same_unit:
                 units = " or ".join(sorted({c.unit or "without a unit" for c in found}))
                 return f"it gives {value} {q.unit}; the cited text gives {value} {units}"
-            if (q.left or q.right) and not any(
-                (q.left and q.left[0] in c.left) or (q.right and q.right[0] in c.right) for c in same_unit
-            ):
-                return f"{value} stands next to other words in the cited text"
-    ordered = sorted((q for qs in said.quantities.values() for q in qs), key=lambda q: q.pos)
-    for a, b in itertools.pairwise(ordered):
-        # numbers side by side ('12 to 18', '100%, 70%', '45 x 17'): nothing but 'x' between them
-        between = a.right[: a.right.index(b.value)] if b.value in a.right else None
-        if a.value == b.value or between is None or set(between) - {"x"}:
-            continue
-        runs_a: dict[int, int] = {}
-        for c in cited[a.value]:
-            runs_a[c.run] = min(c.pos, runs_a.get(c.run, c.pos))
-        together = [(runs_a[c.run], c.pos) for c in cited[b.value] if c.run in runs_a]
-        if together and not any(pa < pb for pa, pb in together):
-            return f"{a.value} and {b.value} are the other way round in the cited text (swapped?)"
+            # no side may contradict, and one side must agree unless the number stands alone
+            fits = [c for c in same_unit if _beside(q.left, c.left) and _beside(q.right, c.right)]
+            if not fits or (q.left or q.right) and not any(_agrees(q, c) for c in fits):
+                return f"{value} stands among other words in the cited text"
+            if q.next_value and q.next_value != value:
+                first = {c.run: c.pos for c in reversed(cited[value])}
+                together = [(first[c.run], c.pos) for c in cited.get(q.next_value, ()) if c.run in first]
+                if together and not any(a < b for a, b in together):
+                    return f"{value} and {q.next_value} are the other way round in the cited text (swapped?)"
     return None
 
 
+def _beside(said: tuple[str, ...], cited: tuple[str, ...]) -> bool:
+    """No contradiction on one side of a number: either side is empty (the edge of a sentence or
+    a number), or the sentence's nearest word is among the cited text's nearest words."""
+    return not said or not cited or said[0] in cited
+
+
+def _agrees(q: Quantity, c: Quantity) -> bool:
+    return bool(q.left and c.left and q.left[0] in c.left) or bool(
+        q.right and c.right and q.right[0] in c.right
+    )
+
+
 def _polarity_problem(said: Analysis, source: Analysis) -> str | None:
+    """Each negation of the sentence matched to its own negation of the same words in the cited
+    text (what follows it, or what precedes it at the end of a sentence); no pair of words the
+    cited text separates with a negation stated plainly."""
+    unused = list(source.negations)
     for neg in said.negations:
-        if not any(
-            (neg.right & c.right) or (not neg.right and neg.left is not None and neg.left == c.left)
-            for c in source.negations
-        ):
-            what = " ".join(sorted(neg.right)) or neg.left or "it"
+        match = next(
+            (
+                c
+                for c in unused
+                if _beside(neg.left, c.left)
+                and (
+                    bool(neg.right & c.right)
+                    if neg.right and c.right
+                    else bool(neg.left and c.left and neg.left[0] in c.left)
+                )
+            ),
+            None,
+        )
+        if match is None:
+            what = " ".join(sorted(neg.right)) or neg.left[0]
             return f"it negates '{what}', which the cited text does not negate"
+        unused.remove(match)
     for c in source.negations:
-        if c.pair is None:
-            continue
-        plain = said.pairs if c.left else said.plain_starts
-        known = source.pairs if c.left else source.plain_starts
+        plain, known = (said.pairs, source.pairs) if c.left else (said.plain_starts, source.plain_starts)
         if c.pair in plain and c.pair not in known:
-            return f"the cited text says '{' '.join(c.pair)}' only with a negation"
+            return f"the cited text says '{' '.join(t for t in c.pair if t != END)}' only with a negation"
     return None
