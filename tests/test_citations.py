@@ -45,6 +45,8 @@ def test_the_issue_reproduction_swapped_numbers_fail(verifier: Verifier) -> None
         ("The 24 W panel is adjustable from 18 to 12 hours a day.", "grow-light"),  # same unit, other order
         ("It has three brightness levels (70%, 100% and 40%).", "grow-light"),
         ("The Grove 6 holds 24 pods.", ""),  # a number from another field
+        ("A quiet pump circulates water for 30 minutes.", "water-tank"),  # from 'every 30 minutes'
+        ("A quiet pump circulates water for 30 minutes every 5 minutes.", "water-tank"),
         (
             "The fortnightly nutrient dose for a full tank is 5 ml of Verdant Feed (20 ml per litre).",
             "water-tank",
@@ -68,6 +70,15 @@ def test_numbers_are_checked_with_their_units_and_the_words_beside_them(
 def test_a_negation_the_source_does_not_make_fails(verifier: Verifier, text: str) -> None:
     result = verifier.check(text, [Citation(GROVE, "grove-6")])
     assert not result.ok and "negat" in result.reason
+
+
+def test_symmetric_numbers_and_a_negation_at_the_end_of_a_sentence(verifier: Verifier) -> None:
+    app = "layer1_sources/faq/app-requirements.md"
+    assert not ok(verifier, "The Verdant app requires iOS 10 or later or Android 16 or later.", "", app)
+    assert ok(verifier, "The Verdant app requires iOS 16 or later or Android 10 or later.", "", app)
+    sun = "layer1_sources/faq/garden-in-direct-sun.md"
+    assert not ok(verifier, "Putting the garden in a sunny window: it is better to.", "", sun)
+    assert not ok(verifier, "The grow light does not provide all the light the plants need.", "", sun)
 
 
 def test_a_dropped_negation_fails_and_a_kept_one_passes() -> None:
