@@ -37,6 +37,7 @@ from .librarian.model import CITED_SENTENCE, ModelRequest, Tool
 from .markdown import STOPWORDS, plain_inline, split_sections, split_sentences, words
 from .models import SourceDoc
 from .plan import supersession
+from .safety import suspicious
 from .search import (
     EXPANSION_WEIGHT,
     ORIGINAL_WEIGHT,
@@ -360,7 +361,7 @@ class Lookup:
                 text = plain_inline(sec.text) if sec else ""
                 got = [AnswerSentence(s, (ref,)) for s in split_sentences(_prose(text))]
             out += got
-        return out
+        return [s for s in out if not suspicious(s.text)]  # a source instructing its reader is no answer
 
     def _page_sentences(self, target: str, ref: str) -> list[AnswerSentence]:
         path, anchor = split_ref(target)
@@ -419,7 +420,7 @@ class Lookup:
             text = " ".join(str(item.get("text", "")).split())
             refs = tuple(keyed[c] for c in item.get("cites") or [] if c in keyed)
             cites = tuple(Citation(*split_ref(r)) for r in refs)
-            if text and cites and verifier.check(text, cites).ok:
+            if text and cites and not suspicious(text) and verifier.check(text, cites).ok:
                 kept.append(AnswerSentence(text, refs, found.via.get(refs[0], "")))
         refused = bool(args.get("refuse")) if isinstance(args, dict) else True
         if refused or not kept:
