@@ -11,7 +11,8 @@ One module per rule family:
 - ``citations``: uncited-sentence, unsupported-citation, superseded-citation;
 - ``integrity``: stale-page, layer0-tampered, hand-edited-generated;
 - ``coverage``: uncovered-source, duplicate-page;
-- ``contradictions``: contradiction (fields and sentences).
+- ``contradictions``: contradiction (fields and sentences);
+- ``safety``: unsafe-markup, suspicious-instruction.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .integrity import rule_hand_edited, rule_layer0, rule_stale
 from .kb import KB, gather
 from .links import rule_links, rule_reachability
 from .pages import Statement, WikiPage, read_page, wiki_pages
+from .safety import rule_instructions, rule_markup
 
 RULE_FUNCTIONS = (
     rule_links,
@@ -38,6 +40,8 @@ RULE_FUNCTIONS = (
     rule_contradictions,
     rule_layer0,
     rule_hand_edited,
+    rule_markup,
+    rule_instructions,
 )
 
 

@@ -23,6 +23,8 @@ RULES: dict[str, tuple[str, str]] = {
     "superseded-citation": (ERROR, "a citation of an older version outside a Superseded note"),
     "layer0-tampered": (ERROR, "a layer-0 snapshot whose hash does not match"),
     "hand-edited-generated": (ERROR, "a generated layer-1 file edited by hand"),
+    "unsafe-markup": (ERROR, "raw HTML, an image or a link out of the KB on a wiki page"),
+    "suspicious-instruction": (WARNING, "a cited sentence that instructs the reader or an assistant"),
 }
 
 
