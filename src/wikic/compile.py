@@ -30,7 +30,7 @@ from .fsutil import (
     write_json_artifact,
 )
 from .index import Entry, append_log, apply_overrides, load_overrides, render_index, write_index
-from .layer1 import load_layer1, read_layer1
+from .layer1 import load_layer1, read_layer1, require_sources
 from .librarian.base import Failure, Librarian, PageJob, Usage
 from .librarian.extract import Vocabulary
 from .librarian.offline import OfflineLibrarian
@@ -352,6 +352,8 @@ def compile_wiki(
     with kb_lock(root):
         remove_stale_temps(root / WIKI)
         files = read_layer1(root)
+        if not files:
+            require_sources(root, "compile")
         digest = input_digest(root, files, lib)
         state = load_state(root)
         written = _wiki_hashes(root)

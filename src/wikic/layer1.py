@@ -44,10 +44,30 @@ def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
 
 
 def layer1_files(root: Path) -> list[Path]:
+    """Every Markdown file under ``layer1_sources/``, skipping hidden files and folders inside it
+    (the KB itself may well live under a hidden folder such as ``~/.kb/``)."""
     folder = root / LAYER1
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
+    return sorted(
+        p
+        for p in folder.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
+def require_sources(root: Path, action: str) -> None:
+    """Refuse to ``action`` when layer 1 is empty but the wiki has pages: acting would empty the
+    wiki, or answer from nothing, and a wrong folder or a failed transform is the likelier cause."""
+    if layer1_files(root):
+        return
+    wiki = root / "wiki"
+    pages = [p for p in wiki.rglob("*.md") if p.name not in ("index.md", "log.md")] if wiki.is_dir() else []
+    if pages:
+        raise KBError(
+            f"{root / LAYER1}: no layer-1 sources, but wiki/ has {len(pages)} pages; not going to {action}. "
+            "Run 'wikic transform' (or restore layer1_sources/), and check that --root is the KB folder"
+        )
 
 
 def read_layer1(root: Path) -> dict[str, bytes]:

@@ -34,7 +34,7 @@ import yaml
 from .draft import parse_citations, strip_citations
 from .errors import SchemaVersionError
 from .fsutil import sha256_tag
-from .layer1 import layer1_files, parse_doc
+from .layer1 import layer1_files, parse_doc, require_sources
 from .markdown import STOPWORDS, plain_inline, split_sections, words
 
 DB_PATH = ".wikic/search.sqlite"
@@ -330,7 +330,7 @@ def kb_files(root: Path) -> dict[str, str]:
     if wiki.is_dir():
         for p in sorted(wiki.rglob("*.md")):
             rel = p.relative_to(root).as_posix()
-            if any(part.startswith(".") for part in p.parts) or rel == "wiki/log.md":
+            if any(part.startswith(".") for part in p.relative_to(wiki).parts) or rel == "wiki/log.md":
                 continue
             out[rel] = "index" if is_index_file(rel) else "page"
     return out
@@ -653,6 +653,7 @@ def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hi
 
 def open_index(root: Path, refresh: bool = True) -> tuple[SearchIndex, UpdateStats]:
     """The KB's search index, brought up to date with its files unless ``refresh`` is False."""
+    require_sources(root, "search")
     index = SearchIndex(root)
     stats = index.update() if refresh else UpdateStats()
     return index, stats

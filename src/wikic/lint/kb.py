@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..citations import DEFAULT_MIN_OVERLAP, Verifier
-from ..layer1 import load_layer1
+from ..layer1 import load_layer1, require_sources
 from ..models import SourceDoc
 from ..wikischema import WikiSchema
 from .pages import WikiPage, wiki_pages
@@ -37,6 +37,7 @@ def gather(root: Path) -> KB:
     from ..plan import plan, supersession
     from ..wikischema import load_wiki_schema
 
+    require_sources(root, "check")
     docs_list = load_layer1(root)
     docs = {d.path: d for d in docs_list}
     schema = None
