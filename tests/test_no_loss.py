@@ -52,3 +52,15 @@ def test_an_empty_layer_1_without_a_wiki_compiles_to_nothing(tree) -> None:
     root = tree({"schema/wiki.yaml": "{}\n", "schema/librarian.md": "# Rules\n"})
     report = compile_wiki(root)
     assert report.added == [] and report.removed == []
+
+
+@pytest.mark.parametrize(
+    "command", [["verify"], ["check"], ["search", "tank"], ["trace", "wiki/index.md"], ["compile"], ["fetch"]]
+)
+def test_a_root_without_schema_is_not_a_knowledge_base(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "layer0_raw").mkdir()
+    result = runner.invoke(app, ["--root", str(tmp_path), *command])
+    assert result.exit_code == 2, result.output
+    expected = "file not found" if command[0] in ("compile", "fetch") else "not a wikic knowledge base"
+    assert expected in result.output and "--root" in result.output
+    assert not (tmp_path / ".wikic").exists()  # nothing written into a folder that is no KB

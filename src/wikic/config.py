@@ -31,6 +31,15 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: invalid YAML ({exc}); plain YAML only, no tags") from exc
 
 
+def require_kb(root: Path) -> None:
+    """A ConfigError unless ``root`` is a knowledge base: the folder that holds ``schema/``."""
+    if not (root / "schema").is_dir():
+        raise ConfigError(
+            f"{root}: not a wikic knowledge base (no schema/ folder); pass --root with the folder "
+            "that holds schema/, or create one with 'wikic init'"
+        )
+
+
 class Fields:
     """Pops typed keys from a mapping and rejects whatever is left over."""
 

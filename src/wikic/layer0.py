@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .config import require_kb
 from .errors import KBError
 from .fsutil import (
     atomic_write,
@@ -180,6 +181,7 @@ class Tampered:
 
 def verify(root: Path) -> tuple[int, list[Tampered]]:
     """Recompute every snapshot's hash; return (snapshots checked, problems found)."""
+    require_kb(root)
     checked = 0
     problems: list[Tampered] = []
     for source in layer0_sources(root):

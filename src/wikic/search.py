@@ -31,6 +31,7 @@ from pathlib import Path
 import frontmatter
 import yaml
 
+from .config import require_kb
 from .draft import parse_citations, strip_citations
 from .errors import SchemaVersionError
 from .fsutil import sha256_tag
@@ -653,6 +654,7 @@ def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hi
 
 def open_index(root: Path, refresh: bool = True) -> tuple[SearchIndex, UpdateStats]:
     """The KB's search index, brought up to date with its files unless ``refresh`` is False."""
+    require_kb(root)
     require_sources(root, "search")
     index = SearchIndex(root)
     stats = index.update() if refresh else UpdateStats()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..citations import DEFAULT_MIN_OVERLAP, Verifier
+from ..config import require_kb
 from ..layer1 import load_layer1, require_sources
 from ..models import SourceDoc
 from ..wikischema import WikiSchema
@@ -37,6 +38,7 @@ def gather(root: Path) -> KB:
     from ..plan import plan, supersession
     from ..wikischema import load_wiki_schema
 
+    require_kb(root)
     require_sources(root, "check")
     docs_list = load_layer1(root)
     docs = {d.path: d for d in docs_list}
