@@ -64,3 +64,60 @@ def test_a_root_without_schema_is_not_a_knowledge_base(tmp_path: Path, command: 
     expected = "file not found" if command[0] in ("compile", "fetch") else "not a wikic knowledge base"
     assert expected in result.output and "--root" in result.output
     assert not (tmp_path / ".wikic").exists()  # nothing written into a folder that is no KB
+
+
+def entries(root: Path) -> list[str]:
+    return [line for line in (root / "wiki/log.md").read_text("utf-8").split("\n") if line.startswith("## [")]
+
+
+def test_a_compile_killed_after_writing_pages_is_logged_by_the_rerun(
+    unbuilt_example: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import wikic.compile as compile_module
+
+    def die(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # killed between the pages and the index
+
+    with monkeypatch.context() as m:
+        m.setattr(compile_module, "write_index", die)
+        with pytest.raises(KeyboardInterrupt):
+            compile_wiki(unbuilt_example)
+    written = len(wiki_pages(unbuilt_example))
+    assert written > 30 and not (unbuilt_example / "wiki/log.md").exists()
+    report = compile_wiki(unbuilt_example)
+    assert report.added == []  # the pages were already there
+    (entry,) = entries(unbuilt_example)
+    assert f"+{written} ~0 -0 pages" in entry
+    assert not check(unbuilt_example).errors
+
+
+def test_a_compile_killed_after_logging_is_not_logged_twice(
+    unbuilt_example: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import wikic.compile as compile_module
+
+    def die(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(compile_module, "save_state", die)
+        with pytest.raises(KeyboardInterrupt):
+            compile_wiki(unbuilt_example)
+    assert len(entries(unbuilt_example)) == 1
+    compile_wiki(unbuilt_example)
+    assert len(entries(unbuilt_example)) == 1
+    page = next((unbuilt_example / "wiki/topics").glob("*.md"))
+    page.unlink()
+    compile_wiki(unbuilt_example)
+    assert len(entries(unbuilt_example)) == 2 and "+1 ~0 -0 pages" in entries(unbuilt_example)[-1]
+
+
+def test_check_warns_when_the_last_compile_emptied_most_of_the_wiki(example_kb: Path) -> None:
+    compile_wiki(example_kb)  # records the page count
+    assert not [f for f in check(example_kb).findings if f.rule == "wiki-shrank"]
+    for source in ("plants", "faq", "blog"):
+        shutil.rmtree(example_kb / "layer1_sources" / source)
+    report = compile_wiki(example_kb)
+    assert len(report.removed) > 17
+    (found,) = [f for f in check(example_kb).warnings if f.rule == "wiki-shrank"]
+    assert "down from" in found.message

@@ -29,7 +29,15 @@ from .fsutil import (
     sha256_tag,
     write_json_artifact,
 )
-from .index import Entry, append_log, apply_overrides, load_overrides, render_index, write_index
+from .index import (
+    Entry,
+    append_log,
+    apply_overrides,
+    load_overrides,
+    log_entry,
+    render_index,
+    write_index,
+)
 from .layer1 import load_layer1, read_layer1, require_sources
 from .librarian.base import Failure, Librarian, PageJob, Usage
 from .librarian.extract import Vocabulary
@@ -422,38 +430,35 @@ def compile_wiki(
         report.usage = lib.usage
         report.notes += getattr(lib, "notes", [])  # LLM backends: pages the provider failed on
 
-        # Everything is gathered; now write pages, then the index, then the log.
+        # Everything is gathered. The log entry goes into the compile state first, so a run that
+        # dies while writing is logged by the rerun; then pages, the index and the log are written.
+        writes: dict[str, str] = {}
         for path, text in outputs.items():
-            target = root / path
-            old_text = target.read_text("utf-8") if target.exists() else None
+            old_text = (root / path).read_text("utf-8") if (root / path).exists() else None
             if old_text == text:
                 report.unchanged += 1
                 continue
-            atomic_write(target, text)
+            writes[path] = text
             (report.changed if old_text is not None else report.added).append(path)
             report.diffstat.append((path, *diffstat(old_text, text)))
         for path in to_remove:
-            target = root / path
-            old_text = target.read_text("utf-8")
-            target.unlink()
             report.removed.append(path)
-            report.diffstat.append((path, *diffstat(old_text, None)))
+            report.diffstat.append((path, *diffstat((root / path).read_text("utf-8"), None)))
+        entry = pending_log(root, state, report, _changed_sources(state, docs, report, the_plan))
+        for path, text in writes.items():
+            atomic_write(root / path, text)
+        for path in to_remove:
+            (root / path).unlink()
         _remove_empty_dirs(root / WIKI)
         entries = _index_entries(the_plan, finals, existing)
         entries = apply_overrides(entries, load_overrides(root))
         report.index_changed = write_index(root, render_index(entries, schema.index_budget))
-        if report.added or report.changed or report.removed:
-            touched = _changed_sources(state, docs, report, the_plan)
-            append_log(
-                root,
-                len(report.added),
-                len(report.changed),
-                len(report.removed),
-                touched,
-                _log_details(report),
-            )
+        if entry:
+            append_log(root, entry)
         if not report.failed:
-            save_state(root, digest, report, len(the_plan.pages), docs)
+            save_state(root, digest, report, len(the_plan.pages), docs, len(existing))
+        elif entry:
+            record_pending(root, state, None)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -492,15 +497,70 @@ def load_state(root: Path) -> dict | None:
 
 
 def save_state(
-    root: Path, digest: str, report: CompileReport, pages: int, docs: dict[str, SourceDoc]
+    root: Path,
+    digest: str,
+    report: CompileReport,
+    pages: int,
+    docs: dict[str, SourceDoc],
+    pages_before: int = 0,
 ) -> None:
+    outputs = _wiki_hashes(root)
     state = {
         "digest": digest,
-        "outputs": _wiki_hashes(root),
+        "outputs": outputs,
         "pages": pages,
         "unplaced": report.unplaced,
         "layer1": {p: d.sha256 for p, d in docs.items()},
+        "wiki_pages": {"before": pages_before, "after": len(managed_pages(root))},
     }
+    write_json_artifact(root / STATE, state, STATE_VERSION)
+
+
+def pending_log(root: Path, state: dict | None, report: CompileReport, sources: list[str]) -> str:
+    """The log entry for this compile, merged with the one a run that died before logging left
+    in the state, recorded as pending before anything is written; '' when there is nothing to log.
+    """
+    pending = (state or {}).get("pending_log") or {}
+    log = root / WIKI / "log.md"
+    if pending.get("entry") and log.exists() and pending["entry"].rstrip() in log.read_text("utf-8"):
+        pending = {}  # that run got as far as its log entry
+    added = list(dict.fromkeys([*pending.get("added", []), *report.added]))
+    changed = [p for p in dict.fromkeys([*pending.get("changed", []), *report.changed]) if p not in added]
+    removed = [p for p in dict.fromkeys([*pending.get("removed", []), *report.removed]) if p not in added]
+    if not (added or changed or removed):
+        return ""
+    counts = [report.sentences, report.verified, report.repaired, report.dropped]
+    counts = [a + b for a, b in zip(counts, pending.get("counts", [0, 0, 0, 0]))]
+    names = sorted(set(sources) | set(pending.get("sources", [])))
+    details = [f"- added {p}" for p in added] + [f"- changed {p}" for p in changed]
+    details += [f"- removed {p}" for p in removed]
+    details.append(
+        f"- sentences {counts[0]}, verified {counts[1]}, repaired {counts[2]}, "
+        f"dropped {counts[3]}; backend {report.backend}"
+    )
+    entry = log_entry(len(added), len(changed), len(removed), names, "\n".join(details))
+    record_pending(
+        root,
+        state,
+        {
+            "entry": entry,
+            "added": added,
+            "changed": changed,
+            "removed": removed,
+            "counts": counts,
+            "sources": names,
+        },
+    )
+    return entry
+
+
+def record_pending(root: Path, state: dict | None, pending: dict | None) -> None:
+    """Store (or, with None, clear) the pending log entry; the state no longer vouches for the
+    wiki, so the next compile does not take the no-change shortcut."""
+    state = {k: v for k, v in (state or {}).items() if k not in ("schema_version", "pending_log")}
+    state["digest"] = None
+    if pending:
+        state["pending_log"] = pending
     write_json_artifact(root / STATE, state, STATE_VERSION)
 
 
@@ -515,16 +575,6 @@ def _changed_sources(
         return sorted({p.split("/")[1] for p in paths if p.count("/") >= 2})
     written = set(report.added + report.changed)
     return sorted({docs[p].source for s in plan.pages if s.path in written for p in s.sources if p in docs})
-
-
-def _log_details(report: CompileReport) -> str:
-    lines = [f"- added {p}" for p in report.added] + [f"- changed {p}" for p in report.changed]
-    lines += [f"- removed {p}" for p in report.removed]
-    lines.append(
-        f"- sentences {report.sentences}, verified {report.verified}, repaired {report.repaired}, "
-        f"dropped {report.dropped}; backend {report.backend}"
-    )
-    return "\n".join(lines)
 
 
 def _index_entries(the_plan: Plan, finals: dict[str, Draft], existing: dict[str, dict]) -> list[Entry]:

@@ -13,6 +13,7 @@ import yaml
 from .errors import ConfigError
 from .fsutil import canonical_json, sha256_tag
 
+DEFAULT_MAX_SHRINK = 0.5  # a fetch that loses more than this share of a source's records is refused
 SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 PAGINATION_STYLES = ("next_field", "link_header", "page", "offset", "cursor")
 

@@ -12,7 +12,8 @@ One module per rule family:
 - ``integrity``: stale-page, layer0-tampered, hand-edited-generated;
 - ``coverage``: uncovered-source, duplicate-page;
 - ``contradictions``: contradiction (fields and sentences);
-- ``safety``: unsafe-markup, suspicious-instruction.
+- ``safety``: unsafe-markup, suspicious-instruction;
+- ``loss``: wiki-shrank.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .findings import ERROR, RULES, WARNING, CheckReport, Finding, format_report
 from .integrity import rule_hand_edited, rule_layer0, rule_stale
 from .kb import KB, gather
 from .links import rule_links, rule_reachability
+from .loss import rule_shrink
 from .pages import Statement, WikiPage, read_page, wiki_pages
 from .safety import rule_instructions, rule_markup
 
@@ -42,6 +44,7 @@ RULE_FUNCTIONS = (
     rule_hand_edited,
     rule_markup,
     rule_instructions,
+    rule_shrink,
 )
 
 
