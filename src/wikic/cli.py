@@ -116,6 +116,10 @@ def init(path: Annotated[Path, typer.Argument(help="Folder to create the knowled
 @app.command()
 def fetch(
     source: Annotated[str | None, typer.Option("--source", help="Fetch only this source.")] = None,
+    allow_shrink: Annotated[
+        bool,
+        typer.Option("--allow-shrink", help="Accept a source losing more than max_shrink of its records."),
+    ] = False,
 ) -> None:
     """Pull every configured source into layer 0 (write-once snapshots)."""
     from .config import load_sources
@@ -123,7 +127,7 @@ def fetch(
 
     config = run(load_sources, state.root)
     with progress_bar() as bar:
-        reports = run(do_fetch, state.root, config, only=source, progress=bar)
+        reports = run(do_fetch, state.root, config, only=source, progress=bar, allow_shrink=allow_shrink)
     table = report_table(
         "source", "records", "added", "changed", "unchanged", "removed", "pages", "304", "errors", "s"
     )
@@ -141,7 +145,7 @@ def fetch(
             f"{r.seconds:.2f}",
         )
     out.print(table)
-    _report_errors([e for r in reports for e in r.errors])
+    _report_errors([e for r in reports for e in r.errors], max((r.exit_code for r in reports), default=0))
 
 
 @app.command()
@@ -211,11 +215,12 @@ def trace(
         out.print(format_trace(report), markup=False, soft_wrap=True, end="")
 
 
-def _report_errors(errors: list[str]) -> None:
+def _report_errors(errors: list[str], code: int = 0) -> None:
+    """Print the errors; exit ``code`` (2: configuration), or 1 when there are errors."""
     for e in errors:
         err.print(f"[red]error:[/red] {e}", soft_wrap=True)
     if errors:
-        raise typer.Exit(1)
+        raise typer.Exit(code or 1)
 
 
 # -- lookup: search, ask, eval, tune-index, mcp (see search.py, ask.py, eval.py, tune.py, mcp_server.py)

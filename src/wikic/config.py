@@ -159,6 +159,7 @@ class SourceConfig:
     path: str = ""
     glob: str = "**/*"
     cleanups: tuple[Cleanup, ...] = ()
+    max_shrink: float = DEFAULT_MAX_SHRINK
     concurrency: int = 4
     timeout: float = 30.0
     retries: int = 4
@@ -235,7 +236,10 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
         template=f.get("template", str, ""),
         updated_field=f.get("updated_at", str, "updated_at"),
         cleanups=_cleanups(f.get("cleanups", list), f"{where}.cleanups"),
+        max_shrink=f.get("max_shrink", float, DEFAULT_MAX_SHRINK),
     )
+    if not 0 < common["max_shrink"] <= 1:
+        raise ConfigError(f"{where}.max_shrink: a share in (0, 1], such as 0.5; got {common['max_shrink']}")
     if kind == "http":
         url = f.get("url", str, required=True)
         if not re.match(r"^(https?|file):", url):

@@ -48,6 +48,7 @@ class FetchReport:
     not_modified: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    exit_code: int = 0  # 2 when the source's configuration is at fault, else 1 with errors
 
     @property
     def records(self) -> int:
@@ -82,7 +83,9 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def expand_headers(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os.environ) -> dict[str, str]:
-    """Substitute ``${VAR}`` from the environment; a missing variable is a configuration error."""
+    """Substitute ``${VAR}`` from the environment; a missing variable, or a value with a line
+    break or another control character (a token pasted with its newline), is a configuration
+    error whose message never shows the value."""
     out = {}
     for name, value in cfg.headers.items():
 
@@ -95,7 +98,39 @@ def expand_headers(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os
             return environ[var]
 
         out[name] = _ENV.sub(sub, value)
+        if _CONTROL.search(out[name]):
+            names = ", ".join(f"${{{v}}}" for v in _ENV.findall(value)) or "its value in schema/sources.yaml"
+            raise ConfigError(
+                f"source '{cfg.name}': header '{name}' contains a line break or control character "
+                f"(from {names}); remove it and rerun"
+            )
     return out
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def secret_values(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os.environ) -> list[str]:
+    """What a message about this source must never show: its header values, whole and as the
+    environment variables they are made of."""
+    found = []
+    for value in cfg.headers.values():
+        parts = [environ.get(v, "") for v in _ENV.findall(value)]
+        found += [*parts, _ENV.sub(lambda m: environ.get(m.group(1), ""), value)]
+    return sorted({s for s in found if len(s.strip()) >= 4}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """``text`` with every secret replaced by ``***``, as written and as escaped in a repr or JSON
+    (``b'Bearer x\\r\\n'``), and each of its words of 6 characters or more (the token in
+    'Bearer <token>')."""
+    for secret in secrets:
+        forms = {secret, repr(secret)[1:-1], repr(secret.encode("utf-8"))[2:-1], json.dumps(secret)[1:-1]}
+        forms |= {w for w in re.split(r"[\s\x00-\x1f]+", secret) if len(w) >= 6}
+        for form in sorted(forms, key=len, reverse=True):
+            if form:
+                text = text.replace(form, "***")
+    return text
 
 
 def with_query(url: str, **params: Any) -> str:
@@ -443,7 +478,9 @@ def fetch_files(
 ) -> set[str] | None:
     base = (root / cfg.path).resolve()
     if not base.is_dir():
-        raise SourceError(cfg.name, f"folder {base} does not exist; fix 'path' in schema/sources.yaml")
+        raise ConfigError(
+            f"source '{cfg.name}': folder {base} does not exist; fix 'path' in schema/sources.yaml"
+        )
     files = sorted(p for p in base.glob(cfg.glob) if p.is_file() and p.suffix.lower() in (".md", ".json"))
     fetched_at = now_iso()
     seen: set[str] = set()
@@ -468,6 +505,17 @@ def fetch_files(
     return seen if complete else None
 
 
+def shrink_refusal(cfg: SourceConfig, before: int, after: int, allowed: bool) -> str:
+    """Why a fetch that found ``after`` of ``before`` current records is refused, or ''."""
+    if allowed or not before or after >= before * (1 - cfg.max_shrink):
+        return ""
+    return (
+        f"{after} records, down from {before} (more than {cfg.max_shrink:.0%} gone in one fetch); "
+        "layer 0 is left as it was. If the API really removed them, rerun with --allow-shrink "
+        "(or raise max_shrink for this source in schema/sources.yaml)"
+    )
+
+
 def fetch(
     root: Path,
     config: SourcesConfig,
@@ -477,8 +525,12 @@ def fetch(
     progress: Progress | None = None,
     environ: dict[str, str] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    allow_shrink: bool = False,
 ) -> list[FetchReport]:
-    """Fetch every configured source (or ``only`` one). A failing source does not stop the others."""
+    """Fetch every configured source (or ``only`` one). A failing source does not stop the others.
+
+    A source whose records drop by more than its ``max_shrink`` share in one fetch (an API that
+    answers ``{"data": []}``) is refused and its layer 0 left as it was, unless ``allow_shrink``."""
     if only is not None and only not in config.sources:
         raise ConfigError(f"{config.path}: no source named '{only}'; known: {', '.join(config.sources)}")
     names = [only] if only else list(config.sources)
@@ -495,17 +547,28 @@ def fetch(
                 reports.append(report)
                 started = time.perf_counter()
                 store = SourceStore(root, name)
+                keep = True
                 try:
                     if cfg.kind == "http":
                         seen = fetch_http(cfg, store, client, root, report, progress, environ, sleep)
                     else:
                         seen = fetch_files(cfg, store, root, report, progress)
                     if seen is not None:
+                        refusal = shrink_refusal(cfg, store.current_before, len(seen), allow_shrink)
+                        keep = not refusal
+                        if refusal:
+                            raise SourceError(cfg.name, refusal)
                         report.removed = store.mark_removed(seen, now_iso())
-                except (SourceError, ConfigError) as exc:  # e.g. a missing ${VAR}: this source only
+                except ConfigError as exc:  # e.g. a missing ${VAR}: this source only
+                    report.errors.append(str(exc))
+                    report.exit_code = 2
+                except SourceError as exc:
                     report.errors.append(str(exc))
                 finally:
-                    store.save()  # keep what was fetched before a failure
+                    if keep:
+                        store.save()  # keep what was fetched before a failure
+                    secrets = secret_values(cfg, os.environ if environ is None else environ)
+                    report.errors = [redact(e, secrets) for e in report.errors]
                     report.seconds = time.perf_counter() - started
     finally:
         if own_client:

@@ -63,7 +63,8 @@ class PutResult:
 
 
 class SourceStore:
-    """The layer-0 folder of one source: snapshots plus manifest. Call ``save()`` to persist."""
+    """The layer-0 folder of one source: snapshots plus manifest. Nothing is written until
+    ``save()``, so a fetch that is refused (a source that shrank) changes nothing."""
 
     def __init__(self, root: Path, source: str):
         self.root = root
@@ -76,6 +77,8 @@ class SourceStore:
         self.pages: dict[str, dict[str, Any]] = data.get("pages", {})
         # keys compared case-folded: 'Tank' and 'tank' would be one file on macOS and Windows
         self._keys = {entry["key"].casefold(): rid for rid, entry in self.records.items()}
+        self._unsaved: dict[Path, bytes] = {}  # new snapshots, written by save()
+        self.current_before = sum(1 for e in self.records.values() if e.get("status") == "current")
 
     def key_for(self, record_id: str, nested: bool = False) -> str:
         entry = self.records.get(record_id)
@@ -118,7 +121,7 @@ class SourceStore:
                 "record": record.data,
             }
             data = (json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
-            atomic_write(path, data)
+            self._unsaved[path] = data
         history = (entry or {}).get("history", [])
         if rel not in history:
             history = [*history, rel]
@@ -159,6 +162,10 @@ class SourceStore:
         return Snapshot(self.source, rid, e["key"], e["sha256"], e["snapshot"], e["url"], e["fetched_at"])
 
     def save(self) -> bool:
+        """Write the new snapshots, then the manifest that lists them."""
+        for path, data in self._unsaved.items():
+            atomic_write(path, data)
+        self._unsaved.clear()
         return write_json_artifact(
             self.manifest_path,
             {"source": self.source, "records": self.records, "pages": self.pages},

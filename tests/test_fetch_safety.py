@@ -1,0 +1,111 @@
+"""Fetch hardening: a source that shrinks is refused, secrets never reach a message, paginators and
+files stay inside what was configured, hostile responses end one source with a clear error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import snapshot_tree
+from test_fetch import http_source, kb, records, run, snapshots
+from typer.testing import CliRunner
+
+from wikic.cli import app
+from wikic.config import load_sources
+from wikic.fetch import redact
+from wikic.layer0 import LAYER0
+from wikic.transform import transform
+
+runner = CliRunner()
+
+
+# ---- a source that shrinks -----------------------------------------------------------------------
+
+
+def test_an_empty_answer_is_refused_and_changes_nothing(tree, api) -> None:
+    data = records(47)
+    url = api.add("faq", data, page_size=20)
+    root = kb(tree, {"faq": http_source(url, pagination={"style": "next_field"})})
+    run(root)
+    transform(root, load_sources(root))
+    before = snapshot_tree(root)
+    api.collections["faq"].records = []  # the API answers {"data": []}
+    result = runner.invoke(app, ["--root", str(root), "fetch"])
+    assert result.exit_code == 1
+    assert "source 'faq': 0 records, down from 47" in result.output and "--allow-shrink" in result.output
+    transform(root, load_sources(root))
+    after = snapshot_tree(root)
+    assert {k: v for k, v in after.items() if not k.startswith(".wikic/")} == {
+        k: v for k, v in before.items() if not k.startswith(".wikic/")
+    }
+    assert len(list((root / "layer1_sources/faq").glob("*.md"))) == 47
+
+
+def test_a_partial_shrink_writes_no_snapshot_and_allow_shrink_accepts_it(tree, api) -> None:
+    data = records(10)
+    url = api.add("faq", data)
+    root = kb(tree, {"faq": http_source(url)})
+    run(root)
+    before = snapshot_tree(root / LAYER0)
+    api.collections["faq"].records = [dict(data[0], title="Changed")] + data[1:4]  # 4 of 10, one changed
+    [report] = run(root)
+    assert report.errors and "4 records, down from 10" in report.errors[0]
+    assert snapshot_tree(root / LAYER0) == before  # not even the changed record's snapshot
+    [report] = run(root, allow_shrink=True)
+    assert report.errors == [] and len(report.removed) == 6 and report.changed == 1
+
+
+def test_max_shrink_is_configurable_per_source(tree, api) -> None:
+    data = records(10)
+    url = api.add("faq", data)
+    root = kb(tree, {"faq": http_source(url, max_shrink=0.9)})
+    run(root)
+    del data[2:]
+    [report] = run(root)
+    assert report.errors == [] and len(report.removed) == 8
+    bad = kb(tree, {"faq": http_source(url, max_shrink=1.5)}, name="bad")
+    result = runner.invoke(app, ["--root", str(bad), "fetch"])
+    assert result.exit_code == 2 and "max_shrink" in result.output
+
+
+# ---- secrets and configuration errors ------------------------------------------------------------
+
+TOKEN = "s3cr3t-token-0123456789"
+
+
+@pytest.mark.parametrize("bad", [TOKEN + "\r\nX-Evil: 1", TOKEN + "\n", TOKEN + "\x1bzz"])
+def test_a_token_with_a_control_character_is_a_config_error_that_never_shows_it(tree, api, bad) -> None:
+    url = api.add("items", records(2))
+    other = api.add("other", records(3))
+    root = kb(
+        tree,
+        {"items": http_source(url, headers={"Authorization": "Bearer ${TOK}"}), "other": http_source(other)},
+    )
+    result = runner.invoke(app, ["--root", str(root), "fetch"], env={"TOK": bad})
+    assert result.exit_code == 2, result.output
+    assert "header 'Authorization' contains a line break or control character (from ${TOK})" in result.output
+    assert "s3cr3t" not in result.output and len(snapshots(root, "other")) == 3
+
+
+def test_redact_hides_a_secret_in_every_form_a_message_may_show_it() -> None:
+    secret = "Bearer " + TOKEN + "\r\n"
+    message = f"LocalProtocolError: Illegal header value {secret.encode()!r}; also {json.dumps(secret)}"
+    hidden = redact(message, [secret, TOKEN + "\r\n"])
+    assert "s3cr3t" not in hidden and hidden.count("***") >= 2
+
+
+def test_a_missing_variable_or_folder_exits_2_and_the_other_sources_are_fetched(tree, api) -> None:
+    url = api.add("items", records(1))
+    other = api.add("other", records(2))
+    root = kb(
+        tree,
+        {
+            "items": http_source(url, headers={"Authorization": "Bearer ${NOPE}"}),
+            "docs": {"kind": "files", "path": "no-such-folder"},
+            "other": http_source(other),
+        },
+    )
+    result = runner.invoke(app, ["--root", str(root), "fetch"], env={"NOPE": None})
+    assert result.exit_code == 2, result.output
+    assert "environment variable NOPE" in result.output and "no-such-folder does not exist" in result.output
+    assert len(snapshots(root, "other")) == 2
