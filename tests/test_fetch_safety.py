@@ -4,10 +4,12 @@ files stay inside what was configured, hostile responses end one source with a c
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 from conftest import snapshot_tree
-from test_fetch import http_source, kb, records, run, snapshots
+from test_fetch import http_source, kb, manifest, records, run, snapshots
 from typer.testing import CliRunner
 
 from wikic.cli import app
@@ -109,3 +111,63 @@ def test_a_missing_variable_or_folder_exits_2_and_the_other_sources_are_fetched(
     assert result.exit_code == 2, result.output
     assert "environment variable NOPE" in result.output and "no-such-folder does not exist" in result.output
     assert len(snapshots(root, "other")) == 2
+
+
+# ---- ways out of the KB --------------------------------------------------------------------------
+
+
+def export_kb(tree, next_link: str, name: str = "kb") -> Path:
+    return tree(
+        {
+            "schema/sources.yaml": {
+                "sources": {
+                    "ex": {
+                        "kind": "http",
+                        "url": "file:export/page1.json",
+                        "items": "data",
+                        "pagination": {"style": "next_field"},
+                    }
+                }
+            },
+            "export/page1.json": json.dumps({"data": [{"id": 1, "title": "a"}], "next": next_link}),
+            "private.json": json.dumps({"data": [{"id": 2, "title": "PRIVATE"}], "next": None}),
+        },
+        name,
+    )
+
+
+@pytest.mark.parametrize(
+    "next_link", ["../private.json", "file:///dev/zero", "/dev/zero", "https://example.com/x"]
+)
+def test_a_file_export_pages_only_through_its_own_folder(tree, next_link) -> None:
+    root = export_kb(tree, next_link)
+    [report] = run(root)
+    assert len(report.errors) == 1 and (
+        "outside the export folder" in report.errors[0] or "scheme" in report.errors[0]
+    )
+    stored = " ".join(p.read_text("utf-8") for p in snapshots(root, "ex"))
+    assert "PRIVATE" not in stored and len(snapshots(root, "ex")) == 1
+
+
+def test_an_export_page_that_is_a_symlink_out_of_its_folder_is_refused(tree) -> None:
+    root = export_kb(tree, "page2.json")
+    os.symlink(root / "private.json", root / "export/page2.json")
+    [report] = run(root)
+    assert report.errors and "outside the export folder" in report.errors[0]
+    assert "PRIVATE" not in " ".join(p.read_text("utf-8") for p in snapshots(root, "ex"))
+
+
+@pytest.mark.parametrize("next_link", ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1/"])
+def test_an_http_next_link_keeps_the_first_urls_scheme(tree, api, next_link) -> None:
+    url = api.add("items", records(3), page_size=10)
+    api.collections["items"].next_format = "absolute"
+    api.collections["items"].next_host = None
+    root = kb(tree, {"items": http_source(url, pagination={"style": "next_field", "field": "next"})})
+    original = api._next
+    api._next = lambda *a, **k: next_link  # type: ignore[method-assign]
+    try:
+        [report] = run(root)
+    finally:
+        api._next = original  # type: ignore[method-assign]
+    assert len(report.errors) == 1 and "leaves the first URL's scheme (http:)" in report.errors[0]
+    assert len(snapshots(root, "items")) == 3 and "root:" not in json.dumps(manifest(root, "items"))

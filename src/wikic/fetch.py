@@ -175,9 +175,20 @@ class HttpGetter:
         self.headers = headers
         self.sleep = sleep
         self.origin = urlsplit(cfg.url)[:2]
+        self.scheme = urlsplit(cfg.url).scheme.lower()
+        # a file: export may only page through its own folder
+        self.export = resolve_file_url(cfg.url, root).resolve().parent if self.scheme == "file" else None
 
     def get(self, url: str, validators: dict[str, str] | None = None) -> tuple[int, bytes, httpx.Headers]:
-        if url.startswith("file:"):
+        scheme = urlsplit(url).scheme.lower()
+        if scheme != self.scheme:
+            raise SourceError(
+                self.cfg.name,
+                f"a next link leaves the first URL's scheme ({self.scheme}:) for {scheme or 'no scheme'}:; "
+                "not followed",
+                page=url,
+            )
+        if scheme == "file":
             return self._file(url)
         attempt = 0
         while True:
@@ -258,13 +269,21 @@ class HttpGetter:
         raise SourceError(self.cfg.name, f"more than {MAX_REDIRECTS} redirects", page=url)
 
     def _file(self, url: str) -> tuple[int, bytes, httpx.Headers]:
-        path = resolve_file_url(url, self.root)
+        path = resolve_file_url(url, self.root).resolve()
+        if self.export is not None and self.export not in path.parents:
+            raise SourceError(
+                self.cfg.name, f"{path} is outside the export folder {self.export}; not read", page=url
+            )
         try:
-            if path.stat().st_size > self.cfg.max_bytes:
-                raise SourceError(self.cfg.name, f"file exceeds max_bytes ({self.cfg.max_bytes})", page=url)
-            return 200, path.read_bytes(), httpx.Headers()
+            if not path.is_file():  # a device such as /dev/zero, a folder, a FIFO
+                raise SourceError(self.cfg.name, f"{path} is not a regular file; not read", page=url)
+            with open(path, "rb") as fh:
+                data = fh.read(self.cfg.max_bytes + 1)
         except OSError as exc:
             raise SourceError(self.cfg.name, f"cannot read {path}: {exc.strerror}", page=url) from None
+        if len(data) > self.cfg.max_bytes:
+            raise SourceError(self.cfg.name, f"file exceeds max_bytes ({self.cfg.max_bytes})", page=url)
+        return 200, data, httpx.Headers()
 
 
 def _items(cfg: SourceConfig, url: str, body: bytes) -> tuple[Any, list[Any]]:
