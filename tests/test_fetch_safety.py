@@ -171,3 +171,27 @@ def test_an_http_next_link_keeps_the_first_urls_scheme(tree, api, next_link) -> 
         api._next = original  # type: ignore[method-assign]
     assert len(report.errors) == 1 and "leaves the first URL's scheme (http:)" in report.errors[0]
     assert len(snapshots(root, "items")) == 3 and "root:" not in json.dumps(manifest(root, "items"))
+
+
+def test_a_files_source_reads_nothing_a_symlink_leads_out_of_its_folder(tree) -> None:
+    root = tree(
+        {
+            "schema/sources.yaml": {"sources": {"docs": {"kind": "files", "path": "docs", "glob": "**/*"}}},
+            "docs/a.md": "---\ntitle: A\n---\nPublic text.\n",
+            "private/key.md": "---\ntitle: Private\n---\nPRIVATE KEY\n",
+        }
+    )
+    os.symlink(root / "private/key.md", root / "docs/key.md")
+    os.symlink("/etc/passwd", root / "docs/passwd.json")
+    os.symlink(root / "private", root / "docs/more")
+    os.symlink(root / "docs/a.md", root / "docs/alias.md")  # inside the folder: fine
+    [report] = run(root)
+    refused = {e.split("record '")[1].split("'")[0] for e in report.errors}
+    assert {"key.md", "passwd.json"} <= refused <= {"key.md", "passwd.json", "more/key.md"}
+    assert all("outside" in e for e in report.errors)
+    transform(root, load_sources(root))
+    published = " ".join(
+        p.read_text("utf-8") for p in [*snapshots(root, "docs"), *root.glob("layer1_sources/**/*.md")]
+    )
+    assert "PRIVATE" not in published and "root:" not in published
+    assert report.added == 2  # a.md and alias.md

@@ -506,6 +506,13 @@ def fetch_files(
     complete = True
     for n, path in enumerate(files, 1):
         rid = path.relative_to(base).as_posix()
+        target = path.resolve()
+        if base not in target.parents:  # a symlink out of the folder
+            report.errors.append(
+                str(SourceError(cfg.name, f"links to {target}, outside {base}; not read", record=rid))
+            )
+            complete = False
+            continue
         try:
             data = json.loads(json.dumps(read_file_record(path), default=str))  # dates → strings
         except (ValueError, UnicodeDecodeError) as exc:
