@@ -121,3 +121,14 @@ def test_check_warns_when_the_last_compile_emptied_most_of_the_wiki(example_kb: 
     assert len(report.removed) > 17
     (found,) = [f for f in check(example_kb).warnings if f.rule == "wiki-shrank"]
     assert "down from" in found.message
+
+
+@pytest.mark.parametrize("folder", ["../../x", "/tmp/x", "devices/../../../x", "index", "a\\\\b", ".hidden"])
+def test_a_page_folder_outside_the_wiki_is_a_config_error(example_kb: Path, folder: str) -> None:
+    schema = example_kb / "schema/wiki.yaml"
+    text = schema.read_text("utf-8").replace("device: {folder: devices,", f"device: {{folder: '{folder}',")
+    schema.write_text(text, "utf-8")
+    before = snapshot_tree(example_kb.parent)
+    result = runner.invoke(app, ["--root", str(example_kb), "compile"])
+    assert result.exit_code == 2 and "page_types.device.folder" in result.output
+    assert snapshot_tree(example_kb.parent) == before

@@ -17,6 +17,7 @@ PAGE_TYPES = ("topic", "device", "guide", "comparison")
 DEFAULT_FOLDERS = {"topic": "topics", "device": "devices", "guide": "guides", "comparison": "comparisons"}
 BACKENDS = ("offline", "anthropic", "openai")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
+FOLDER = re.compile(r"^[A-Za-z0-9][\w-]{0,60}(?:/[A-Za-z0-9][\w-]{0,60}){0,4}$")
 
 
 @dataclass(frozen=True)
@@ -125,9 +126,15 @@ def load_wiki_schema(root: Path) -> WikiSchema:
     pt = Fields(top.get("page_types", dict, {}), f"{path}: page_types")
     for name in PAGE_TYPES:
         f = Fields(pt.get(name, dict, {}), f"{path}: page_types.{name}")
+        folder = f.get("folder", str, DEFAULT_FOLDERS[name])
+        if not FOLDER.match(folder) or folder.split("/")[0] == "index":
+            raise ConfigError(
+                f"{path}: page_types.{name}.folder: {folder!r} must be a folder inside wiki/: names of "
+                f"letters, digits, '-' and '_' joined by '/', not 'index' (e.g. {DEFAULT_FOLDERS[name]})"
+            )
         page_types[name] = PageType(
             name,
-            f.get("folder", str, DEFAULT_FOLDERS[name]),
+            folder,
             _str_list(f, "sections"),
             f.get("description", str, ""),
         )
