@@ -120,6 +120,10 @@ def fetch(
         bool,
         typer.Option("--allow-shrink", help="Accept a source losing more than max_shrink of its records."),
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option("--repair", help="Refetch everything and restore missing or altered current snapshots."),
+    ] = False,
 ) -> None:
     """Pull every configured source into layer 0 (write-once snapshots)."""
     from .config import load_sources
@@ -127,7 +131,9 @@ def fetch(
 
     config = run(load_sources, state.root)
     with progress_bar() as bar:
-        reports = run(do_fetch, state.root, config, only=source, progress=bar, allow_shrink=allow_shrink)
+        reports = run(
+            do_fetch, state.root, config, only=source, progress=bar, allow_shrink=allow_shrink, repair=repair
+        )
     table = report_table(
         "source", "records", "added", "changed", "unchanged", "removed", "pages", "304", "errors", "s"
     )
@@ -145,6 +151,9 @@ def fetch(
             f"{r.seconds:.2f}",
         )
     out.print(table)
+    for r in reports:
+        if r.repaired:
+            out.print(f"{r.source}: restored {len(r.repaired)} snapshot(s): {', '.join(r.repaired[:5])}")
     _report_errors([e for r in reports for e in r.errors], max((r.exit_code for r in reports), default=0))
 
 
@@ -176,7 +185,8 @@ def verify() -> None:
         err.print(f"[red]tampered:[/red] {p.path}: {p.reason}", soft_wrap=True)
     if problems:
         err.print(
-            f"{len(problems)} of {checked} snapshots failed verification; refetch or restore them from git"
+            f"{len(problems)} of {checked} snapshots failed verification (or their manifest did); "
+            "each line says how to repair it"
         )
         raise typer.Exit(1)
     out.print(f"{checked} snapshots verified")

@@ -49,6 +49,7 @@ class FetchReport:
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     exit_code: int = 0  # 2 when the source's configuration is at fault, else 1 with errors
+    repaired: list[str] = field(default_factory=list)  # snapshots restored by --repair
 
     @property
     def records(self) -> int:
@@ -552,11 +553,14 @@ def fetch(
     environ: dict[str, str] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     allow_shrink: bool = False,
+    repair: bool = False,
 ) -> list[FetchReport]:
     """Fetch every configured source (or ``only`` one). A failing source does not stop the others.
 
     A source whose records drop by more than its ``max_shrink`` share in one fetch (an API that
-    answers ``{"data": []}``) is refused and its layer 0 left as it was, unless ``allow_shrink``."""
+    answers ``{"data": []}``) is refused and its layer 0 left as it was, unless ``allow_shrink``.
+    ``repair`` refetches every page unconditionally and restores current snapshots that are
+    missing or altered (``wikic verify`` says when)."""
     if only is not None and only not in config.sources:
         raise ConfigError(f"{config.path}: no source named '{only}'; known: {', '.join(config.sources)}")
     names = [only] if only else list(config.sources)
@@ -575,6 +579,9 @@ def fetch(
                 store = SourceStore(root, name)
                 keep = True
                 try:
+                    if repair:
+                        store.pages.clear()  # no conditional requests: every record is needed
+                    store.repair = repair
                     if cfg.kind == "http":
                         seen = fetch_http(cfg, store, client, root, report, progress, environ, sleep)
                     else:
@@ -591,6 +598,7 @@ def fetch(
                 except SourceError as exc:
                     report.errors.append(str(exc))
                 finally:
+                    report.repaired = list(store.repaired)
                     if keep:
                         store.save()  # keep what was fetched before a failure
                     secrets = secret_values(cfg, os.environ if environ is None else environ)
