@@ -26,6 +26,11 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(
             f"{path}: file not found; run 'wikic init' or pass --root to the KB folder"
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); "
+            "save it as UTF-8"
+        ) from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
