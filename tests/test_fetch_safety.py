@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import snapshot_tree
@@ -195,3 +199,120 @@ def test_a_files_source_reads_nothing_a_symlink_leads_out_of_its_folder(tree) ->
     )
     assert "PRIVATE" not in published and "root:" not in published
     assert report.added == 2  # a.md and alias.md
+
+
+# ---- hostile responses end one source with a clear error -----------------------------------------
+
+
+class Scripted:
+    """A loopback HTTP server whose GET handler is a plain function of the request path."""
+
+    def __init__(self, handler) -> None:
+        outer = self
+        self.requests: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802
+                outer.requests.append(self.path)
+                handler(self)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/items"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def send_json(h: BaseHTTPRequestHandler, value: Any) -> None:
+    body = json.dumps(value).encode()
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    h.wfile.write(body)
+
+
+@pytest.fixture
+def scripted():
+    servers: list[Scripted] = []
+
+    def start(handler) -> Scripted:
+        servers.append(Scripted(handler))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+def test_deeply_nested_json_ends_only_its_source_and_page(tree, api, scripted) -> None:
+    deep: Any = "bottom"
+    for _ in range(200):
+        deep = [deep]
+    url = api.add("items", [{"id": "ok", "title": "Fine"}, {"id": "deep", "title": "x", "tree": deep}])
+    other = api.add("other", records(3))
+
+    def crushing(h: BaseHTTPRequestHandler) -> None:  # 100,000 levels: json cannot even parse it
+        body = b'{"data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    crush = scripted(crushing)
+    root = kb(tree, {"items": http_source(url), "crush": http_source(crush.url), "other": http_source(other)})
+    items, crushed, good = run(root)
+    assert items.added == 1 and "record 'deep': nested more than 100 levels deep" in items.errors[0]
+    assert crushed.errors == [f"source 'crush', page {crush.url}: JSON nested too deeply to parse; not read"]
+    assert good.errors == [] and good.added == 3
+
+
+def test_a_cursor_that_never_advances_stops_after_two_pages(tree, scripted) -> None:
+    calls = {"n": 0}
+
+    def handler(h: BaseHTTPRequestHandler) -> None:
+        calls["n"] += 1  # a new cursor every time, and always the same records
+        send_json(h, {"data": [{"id": "a", "title": "A"}], "next_cursor": f"c{calls['n']}"})
+
+    server = scripted(handler)
+    root = kb(tree, {"items": http_source(server.url, pagination={"style": "cursor"}, max_pages=50)})
+    [report] = run(root)
+    assert "returns the same records again" in report.errors[0] and len(server.requests) == 2
+
+
+def test_a_slow_drip_is_cut_at_the_timeout(tree, scripted) -> None:
+    body = json.dumps({"data": [{"id": "a", "title": "A"}]}).encode()
+
+    def handler(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        try:
+            for byte in body:  # one byte every 50 ms: ~2 s in all, never a 0.5 s silence
+                h.wfile.write(bytes([byte]))
+                h.wfile.flush()
+                time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    server = scripted(handler)
+    root = kb(tree, {"items": http_source(server.url, timeout=0.5, retries=0)})
+    [report] = run(root)
+    assert "took longer than 0.5 s" in report.errors[0] and snapshots(root, "items") == []
+
+
+def test_a_retry_after_beyond_the_cap_is_reported_not_shortened(tree, api) -> None:
+    url = api.add("items", records(2))
+    api.fault("items", "429", retry_after="3600")
+    root = kb(tree, {"items": http_source(url)})
+    sleeps: list[float] = []
+    [report] = run(root, sleep=sleeps.append)
+    assert sleeps == [] and "retry after 3600 s (Retry-After: 3600)" in report.errors[0]

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlun
 
 import frontmatter
 import httpx
+import yaml
 
 from .config import SourceConfig, SourcesConfig
 from .errors import ConfigError, SourceError
@@ -34,6 +35,7 @@ from .models import Record
 USER_AGENT = "wikic-fetch"
 RETRY_STATUS = {429, 500, 502, 503, 504, 529}
 MAX_REDIRECTS = 5
+MAX_RETRY_AFTER = 120.0  # seconds; a server asking for longer is reported
 Progress = Callable[[str, int, int | None], None]  # (source, records so far, total if known)
 
 
@@ -206,7 +208,7 @@ class HttpGetter:
                 attempt += 1
                 continue
             if status in RETRY_STATUS and attempt < self.cfg.retries:
-                self.sleep(self._backoff(attempt, headers.get("retry-after")))
+                self.sleep(self._backoff(attempt, headers.get("retry-after"), url))
                 attempt += 1
                 continue
             if status >= 400:
@@ -217,22 +219,32 @@ class HttpGetter:
                 )
             return status, body, headers
 
-    def _backoff(self, attempt: int, retry_after: str | None) -> float:
-        """Seconds to wait: the server's Retry-After (seconds or HTTP date) if usable, else backoff."""
+    def _backoff(self, attempt: int, retry_after: str | None, url: str = "") -> float:
+        """Seconds to wait: the server's Retry-After (seconds or HTTP date) if usable, else
+        backoff. A Retry-After past ``MAX_RETRY_AFTER`` is an error, never silently shortened."""
+        wait: float | None = None
         if retry_after:
             try:
-                return max(0.0, min(float(retry_after), 120.0))
+                wait = float(retry_after)
             except ValueError:
-                pass
-            try:
-                when = email.utils.parsedate_to_datetime(retry_after)
-            except (TypeError, ValueError, IndexError):
-                when = None
-            if when is not None:
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=timezone.utc)
-                return max(0.0, min(120.0, when.timestamp() - time.time()))
-        return min(30.0, 0.25 * 2**attempt) * (0.5 + random.random())
+                try:
+                    when = email.utils.parsedate_to_datetime(retry_after)
+                except (TypeError, ValueError, IndexError):
+                    when = None
+                if when is not None:
+                    if when.tzinfo is None:
+                        when = when.replace(tzinfo=timezone.utc)
+                    wait = when.timestamp() - time.time()
+        if wait is None or wait != wait:  # absent, unreadable or NaN
+            return min(30.0, 0.25 * 2**attempt) * (0.5 + random.random())
+        if wait > MAX_RETRY_AFTER:
+            raise SourceError(
+                self.cfg.name,
+                f"the server asks to retry after {wait:.0f} s (Retry-After: {retry_after}), longer than "
+                f"the {MAX_RETRY_AFTER:.0f} s fetch waits; rerun later",
+                page=url or None,
+            )
+        return max(0.0, wait)
 
     def _once(self, url: str, validators: dict[str, str] | None) -> tuple[int, bytes, httpx.Headers]:
         for _ in range(MAX_REDIRECTS + 1):
@@ -243,6 +255,7 @@ class HttpGetter:
                     headers["If-None-Match"] = validators["etag"]
                 if validators.get("last_modified"):
                     headers["If-Modified-Since"] = validators["last_modified"]
+            deadline = time.monotonic() + self.cfg.timeout  # for the whole response, not each read
             with self.client.stream("GET", url, headers=headers, timeout=self.cfg.timeout) as resp:
                 if resp.is_redirect and "location" in resp.headers:
                     url = urljoin(url, resp.headers["location"])
@@ -257,6 +270,10 @@ class HttpGetter:
                     )
                 chunks, size = [], 0
                 for chunk in resp.iter_bytes():
+                    if time.monotonic() > deadline:
+                        raise httpx.ReadTimeout(
+                            f"the response took longer than {self.cfg.timeout:g} s (timeout) to arrive"
+                        )
                     size += len(chunk)
                     if size > self.cfg.max_bytes:
                         raise SourceError(
@@ -287,6 +304,24 @@ class HttpGetter:
         return 200, data, httpx.Headers()
 
 
+MAX_DEPTH = 100  # records nested deeper are refused: past ~1000 levels Python cannot even parse them
+
+
+def nesting(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply ``value`` nests lists and objects, counted up to ``limit + 1`` (iteratively)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > limit:
+            break
+        if isinstance(node, dict):
+            stack += [(v, depth + 1) for v in node.values()]
+        elif isinstance(node, list):
+            stack += [(v, depth + 1) for v in node]
+    return deepest
+
+
 def _items(cfg: SourceConfig, url: str, body: bytes) -> tuple[Any, list[Any]]:
     try:
         doc = json.loads(body)
@@ -294,6 +329,8 @@ def _items(cfg: SourceConfig, url: str, body: bytes) -> tuple[Any, list[Any]]:
         raise SourceError(
             cfg.name, f"malformed JSON ({exc}); the response may be truncated", page=url
         ) from None
+    except RecursionError:
+        raise SourceError(cfg.name, "JSON nested too deeply to parse; not read", page=url) from None
     items = dotted(doc, cfg.items)
     if not isinstance(items, list):
         where = f"at '{cfg.items}'" if cfg.items else "(the page itself)"
@@ -316,6 +353,7 @@ def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict
         return
     url: str | None = cfg.url
     seen: set[str] = set()
+    previous: list[Any] | None = None
     pages = 0
     while url:
         if url in seen:
@@ -331,6 +369,9 @@ def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict
             url = old.get("next")
             continue
         doc, items = _items(cfg, url, body)
+        if items and items == previous:  # a cursor or next link that changes but never advances
+            raise SourceError(cfg.name, "pagination returns the same records again (a loop)", page=url)
+        previous = items
         next_url = _next_url(cfg, url, doc, headers, items)
         etag, modified = headers.get("etag"), headers.get("last-modified")
         fresh = {"etag": etag, "last_modified": modified, "next": next_url} if etag or modified else None
@@ -458,6 +499,19 @@ def fetch_http(
                 complete = page_complete = False
                 continue
             rid = str(rid)
+            if nesting(item) > MAX_DEPTH:
+                report.errors.append(
+                    str(
+                        SourceError(
+                            cfg.name,
+                            f"nested more than {MAX_DEPTH} levels deep; skipped",
+                            page=page.url,
+                            record=rid,
+                        )
+                    )
+                )
+                complete = page_complete = False
+                continue
             if rid in seen:
                 report.errors.append(
                     str(
@@ -516,8 +570,13 @@ def fetch_files(
             continue
         try:
             data = json.loads(json.dumps(read_file_record(path), default=str))  # dates → strings
-        except (ValueError, UnicodeDecodeError) as exc:
-            report.errors.append(str(SourceError(cfg.name, f"unreadable file ({exc}); skipped", record=rid)))
+            if nesting(data) > MAX_DEPTH:
+                raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+        except (ValueError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+            reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else exc
+            report.errors.append(
+                str(SourceError(cfg.name, f"unreadable file ({reason}); skipped", record=rid))
+            )
             complete = False
             continue
         seen.add(rid)
