@@ -3,6 +3,7 @@ a wrong --root, and the compile log after a crash."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -132,3 +133,38 @@ def test_a_page_folder_outside_the_wiki_is_a_config_error(example_kb: Path, fold
     result = runner.invoke(app, ["--root", str(example_kb), "compile"])
     assert result.exit_code == 2 and "page_types.device.folder" in result.output
     assert snapshot_tree(example_kb.parent) == before
+
+
+BROKEN = "---\ntitle: Grove 6\nsource: specs\n  id: [unclosed\n---\n# Grove 6\n\nThe tank holds 4.0 litres.\n"
+
+
+def test_one_broken_layer1_file_is_reported_and_skipped_everywhere(example_kb: Path) -> None:
+    spec = example_kb / "layer1_sources/specs/grove-6.md"
+    page = example_kb / "wiki/devices/grove-6.md"
+    kept = page.read_text("utf-8")
+    spec.write_text(BROKEN, "utf-8")
+    root = ["--root", str(example_kb)]
+
+    result = runner.invoke(app, [*root, "compile"])
+    assert result.exit_code == 1, result.output
+    assert "layer1_sources/specs/grove-6.md: cannot read frontmatter" in " ".join(result.output.split())
+    assert page.read_text("utf-8") == kept  # made from the broken file: kept as it was
+    assert "devices/grove-6.md" in (example_kb / "wiki/index.md").read_text("utf-8")
+
+    result = runner.invoke(app, [*root, "check", "--json"])
+    assert result.exit_code == 1
+    errors = json.loads(result.output)["errors"]
+    assert [(e["rule"], e["path"]) for e in errors] == [
+        ("unreadable-source", "layer1_sources/specs/grove-6.md")
+    ]
+
+    result = runner.invoke(app, [*root, "search", "water tank", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["results"]
+    assert "skipped" in result.stderr and "grove-6.md" in result.stderr
+
+    result = runner.invoke(app, [*root, "ask", "How long does a full water tank last?"])
+    assert result.exit_code == 0 and "cannot confirm" not in result.stdout
+    assert "grove-6.md" in result.stderr
+
+    spec.write_text(BROKEN.replace("  id: [unclosed\n", "id: grove-6\n"), "utf-8")
+    assert runner.invoke(app, [*root, "compile"]).exit_code == 0  # fixed: compiles again

@@ -161,7 +161,8 @@ class Lookup:
 
     def __init__(self, root: Path, index: SearchIndex | None = None, refresh: bool = True):
         self.root = root
-        self.docs: dict[str, SourceDoc] = {d.path: d for d in load_layer1(root)}
+        self.unreadable: dict[str, str] = {}  # layer-1 files skipped (broken frontmatter), and why
+        self.docs: dict[str, SourceDoc] = {d.path: d for d in load_layer1(root, None, self.unreadable)}
         self.index = index if index is not None else open_index(root, refresh)[0]
         self.n_sources = max(1, self.index.count("source"))
         self.superseded = supersession(list(self.docs.values()))  # old version → its replacement

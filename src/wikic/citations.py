@@ -402,14 +402,22 @@ class Support:
 class Verifier:
     """Checks citations against the layer-1 documents it was given."""
 
-    def __init__(self, docs: Iterable[SourceDoc], min_overlap: float = DEFAULT_MIN_OVERLAP):
+    def __init__(
+        self,
+        docs: Iterable[SourceDoc],
+        min_overlap: float = DEFAULT_MIN_OVERLAP,
+        unreadable: set[str] = frozenset(),
+    ):
         self.docs = {d.path: d for d in docs}
         self.min_overlap = min_overlap
+        self.unreadable = unreadable  # files that exist but cannot be parsed: citations of them are skipped
         self._cited: dict[Citation, Cited] = {}  # per verifier, so no cache outlives its KB
         self._merged: dict[tuple[Citation, ...], Analysis] = {}
 
     def resolve(self, cite: Citation) -> str | None:
         """None when the citation points at an existing file and anchor, else the problem."""
+        if cite.path in self.unreadable:
+            return None  # reported once, as the file's own problem
         doc = self.docs.get(cite.path)
         if doc is None:
             return f"cites {cite.path}, which does not exist"
@@ -449,6 +457,8 @@ class Verifier:
             problem = self.resolve(c)
             if problem:
                 return Support(False, problem)
+        if any(c.path in self.unreadable for c in cites):
+            return Support(True, "not checked: the cited file cannot be read")
         if _RAW_HTML.search(text):
             return Support(False, "it contains raw HTML")
         for quote in quotes:

@@ -251,9 +251,13 @@ def search(
     json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Hybrid search over the wiki, index.md and layer-1 sections (BM25 lists fused with RRF)."""
+    from .config import require_kb
     from .search import open_index
 
-    index, _ = run(open_index, state.root)
+    run(require_kb, state.root)  # before the index is created in a folder that is no KB
+    index, stats = run(open_index, state.root)
+    for problem in stats.skipped:
+        err.print(f"[yellow]skipped:[/yellow] {problem}", soft_wrap=True)
     try:
         result = run(index.search, query, k, expander=_expander(state.root))
     finally:
@@ -289,6 +293,8 @@ def ask(
 
     model = run(llm_model, state.root)
     lookup = run(Lookup, state.root)
+    for problem in lookup.unreadable.values():
+        err.print(f"[yellow]skipped:[/yellow] {problem}", soft_wrap=True)
     try:
         answer = run(lookup.answer, question, model=model)
     finally:
@@ -421,7 +427,9 @@ def compile_cmd(
         print_plan(report)
     else:
         print_compile_report(report)
-    if report.failed:
+    for problem in report.unreadable:
+        err.print(f"[red]skipped:[/red] {problem}; pages made from it are kept as they were", soft_wrap=True)
+    if report.failed or report.unreadable:
         raise typer.Exit(1)
 
 

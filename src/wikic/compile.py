@@ -65,6 +65,7 @@ class CompileReport:
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
     failed: list[str] = field(default_factory=list)  # pages left unwritten: nothing verifiable remained
+    unreadable: list[str] = field(default_factory=list)  # layer-1 files skipped: broken frontmatter
     sentences: int = 0
     cited: int = 0
     verified: int = 0
@@ -371,15 +372,21 @@ def compile_wiki(
             report.seconds = time.perf_counter() - started
             return report
         last_written = (state or {}).get("outputs", {})
-        docs_list = load_layer1(root, files)
+        skipped: dict[str, str] = {}
+        docs_list = load_layer1(root, files, skipped)
+        report.unreadable = list(skipped.values())
         docs = {d.path: d for d in docs_list}
         vocabulary = Vocabulary(docs_list)
         the_plan = make_plan(docs_list, schema)
         report.unplaced = the_plan.unplaced
         related = related_pages(the_plan)
         existing = managed_pages(root)
+        # Pages made from a file that cannot be read stay as they are until it is fixed.
+        kept = {p for p, meta in existing.items() if set(map(str, meta.get("sources") or ())) & set(skipped)}
         jobs: list[tuple[PageSpec, str, PageJob]] = []
         for spec in the_plan.pages:
+            if spec.path in kept:
+                continue
             fp = fingerprint(spec, docs, schema, lib, related[spec.path])
             old = existing.get(spec.path)
             hand_edited = spec.path in last_written and last_written[spec.path] != written.get(spec.path)
@@ -397,7 +404,7 @@ def compile_wiki(
                 )
             )
         planned = {s.path for s in the_plan.pages}
-        to_remove = sorted(p for p in existing if p not in planned)
+        to_remove = sorted(p for p in existing if p not in planned and p not in kept)
         if dry_run:
             report.plan = [_estimate(job, schema, existing) for _, _, job in jobs]
             report.plan += [
@@ -450,12 +457,12 @@ def compile_wiki(
         for path in to_remove:
             (root / path).unlink()
         _remove_empty_dirs(root / WIKI)
-        entries = _index_entries(the_plan, finals, existing)
+        entries = _index_entries(the_plan, finals, existing, kept)
         entries = apply_overrides(entries, load_overrides(root))
         report.index_changed = write_index(root, render_index(entries, schema.index_budget))
         if entry:
             append_log(root, entry)
-        if not report.failed:
+        if not report.failed and not report.unreadable:
             save_state(root, digest, report, len(the_plan.pages), docs, len(existing))
         elif entry:
             record_pending(root, state, None)
@@ -577,23 +584,32 @@ def _changed_sources(
     return sorted({docs[p].source for s in plan.pages if s.path in written for p in s.sources if p in docs})
 
 
-def _index_entries(the_plan: Plan, finals: dict[str, Draft], existing: dict[str, dict]) -> list[Entry]:
-    """One entry per planned page on disk: from its new draft, else from the frontmatter read earlier."""
+def _index_entries(
+    the_plan: Plan, finals: dict[str, Draft], existing: dict[str, dict], kept: set[str] = frozenset()
+) -> list[Entry]:
+    """One entry per planned page on disk, and per page kept as it was: from its new draft, else
+    from the frontmatter read earlier."""
     entries = []
-    for spec in the_plan.pages:
-        if spec.path in finals:
-            d = finals[spec.path]
+    specs = [(s.path, s.type, s.title) for s in the_plan.pages]
+    planned = {p for p, _, _ in specs}
+    specs += [
+        (p, str(existing[p].get("type", "topic")), str(existing[p].get("title", p)))
+        for p in sorted(kept - planned)
+    ]
+    for path, kind, default_title in specs:
+        if path in finals:
+            d = finals[path]
             title, summary, kws = d.title, d.summary, d.keywords
-        elif spec.path in existing:
-            meta = existing[spec.path]
+        elif path in existing:
+            meta = existing[path]
             title, summary, kws = (
-                meta.get("title", spec.title),
+                meta.get("title", default_title),
                 meta.get("summary", ""),
                 meta.get("keywords", []),
             )
         else:
             continue
-        entries.append(Entry(spec.path, spec.type, str(title), str(summary), tuple(str(k) for k in kws)))
+        entries.append(Entry(path, kind, str(title), str(summary), tuple(str(k) for k in kws)))
     return entries
 
 

@@ -75,8 +75,22 @@ def read_layer1(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in layer1_files(root)}
 
 
-def load_layer1(root: Path, files: dict[str, bytes] | None = None) -> list[SourceDoc]:
-    """Every layer-1 document, in path order (from ``files`` when already read)."""
+def load_layer1(
+    root: Path, files: dict[str, bytes] | None = None, unreadable: dict[str, str] | None = None
+) -> list[SourceDoc]:
+    """Every layer-1 document, in path order (from ``files`` when already read).
+
+    With ``unreadable``, a file that cannot be parsed (broken frontmatter, not UTF-8) is skipped
+    and its problem recorded there by path, so one bad hand-maintained file blocks nothing;
+    without it, the first such file is an error."""
     if files is None:
         files = read_layer1(root)
-    return [parse_doc(root, root / rel, data) for rel, data in files.items()]
+    docs = []
+    for rel, data in files.items():
+        try:
+            docs.append(parse_doc(root, root / rel, data))
+        except KBError as exc:
+            if unreadable is None:
+                raise
+            unreadable[rel] = str(exc)
+    return docs

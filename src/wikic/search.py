@@ -31,9 +31,8 @@ from pathlib import Path
 import frontmatter
 import yaml
 
-from .config import require_kb
 from .draft import parse_citations, strip_citations
-from .errors import SchemaVersionError
+from .errors import KBError, SchemaVersionError
 from .fsutil import sha256_tag
 from .layer1 import layer1_files, parse_doc, require_sources
 from .markdown import STOPWORDS, plain_inline, split_sections, words
@@ -354,6 +353,7 @@ class UpdateStats:
     removed: int = 0
     unchanged: int = 0
     chunks: int = 0
+    skipped: list[str] = field(default_factory=list)  # files that cannot be read, with the reason
 
     @property
     def wrote(self) -> bool:
@@ -469,7 +469,12 @@ class SearchIndex:
             if old == (kind, digest):
                 stats.unchanged += 1
                 continue
-            pending.append((rel, kind, digest, chunks_of(self.root, rel, kind, data)))
+            try:
+                chunks = chunks_of(self.root, rel, kind, data)
+            except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
+                stats.skipped.append(str(exc))
+                continue
+            pending.append((rel, kind, digest, chunks))
             if old is None:
                 stats.added += 1
             else:
@@ -654,7 +659,6 @@ def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hi
 
 def open_index(root: Path, refresh: bool = True) -> tuple[SearchIndex, UpdateStats]:
     """The KB's search index, brought up to date with its files unless ``refresh`` is False."""
-    require_kb(root)
     require_sources(root, "search")
     index = SearchIndex(root)
     stats = index.update() if refresh else UpdateStats()

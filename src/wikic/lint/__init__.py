@@ -13,7 +13,7 @@ One module per rule family:
 - ``coverage``: uncovered-source, duplicate-page;
 - ``contradictions``: contradiction (fields and sentences);
 - ``safety``: unsafe-markup, suspicious-instruction;
-- ``loss``: wiki-shrank.
+- ``loss``: unreadable-source, wiki-shrank.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .findings import ERROR, RULES, WARNING, CheckReport, Finding, format_report
 from .integrity import rule_hand_edited, rule_layer0, rule_stale
 from .kb import KB, gather
 from .links import rule_links, rule_reachability
-from .loss import rule_shrink
+from .loss import rule_shrink, rule_unreadable
 from .pages import Statement, WikiPage, read_page, wiki_pages
 from .safety import rule_instructions, rule_markup
 
@@ -45,6 +45,7 @@ RULE_FUNCTIONS = (
     rule_markup,
     rule_instructions,
     rule_shrink,
+    rule_unreadable,
 )
 
 

@@ -26,6 +26,7 @@ RULES: dict[str, tuple[str, str]] = {
     "unsafe-markup": (ERROR, "raw HTML, an image or a link out of the KB on a wiki page"),
     "suspicious-instruction": (WARNING, "a cited sentence that instructs the reader or an assistant"),
     "wiki-shrank": (WARNING, "the wiki lost more than half its pages since the last compile"),
+    "unreadable-source": (ERROR, "a layer-1 file that cannot be parsed (skipped)"),
 }
 
 

@@ -43,8 +43,8 @@ def rule_stale(kb: KB) -> Iterator[Finding]:
     related = related_pages(kb.plan)
     existing = {p.path: p for p in kb.content_pages}
     for page in kb.content_pages:
-        if not page.managed:
-            continue
+        if not page.managed or set(map(str, page.meta.get("sources") or ())) & set(kb.unreadable):
+            continue  # made from a file that cannot be read: unreadable-source says so
         spec = specs.get(page.path)
         if spec is None:
             yield finding(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ class KB:
     verifier: Verifier
     schema: WikiSchema | None
     plan: Any = None  # plan.Plan, or None without a readable schema
+    unreadable: dict[str, str] = field(default_factory=dict)  # layer-1 files skipped, and why
 
     @cached_property
     def content_pages(self) -> list[WikiPage]:
@@ -40,7 +41,8 @@ def gather(root: Path) -> KB:
 
     require_kb(root)
     require_sources(root, "check")
-    docs_list = load_layer1(root)
+    unreadable: dict[str, str] = {}
+    docs_list = load_layer1(root, None, unreadable)
     docs = {d.path: d for d in docs_list}
     schema = None
     the_plan = None
@@ -56,7 +58,8 @@ def gather(root: Path) -> KB:
         docs,
         wiki_pages(root),
         superseded,
-        Verifier(docs_list, min_overlap),
+        Verifier(docs_list, min_overlap, unreadable=set(unreadable)),
         schema,
         the_plan,
+        unreadable,
     )

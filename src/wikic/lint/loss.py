@@ -1,4 +1,5 @@
-"""Loss: wiki-shrank, a wiki that lost more than half its pages since the last compile."""
+"""Loss: unreadable-source, a layer-1 file skipped; wiki-shrank, a wiki that lost more than half
+its pages since the last compile."""
 
 from __future__ import annotations
 
@@ -25,4 +26,17 @@ def rule_shrink(kb: KB) -> Iterator[Finding]:
             f"{now} pages, down from {before} around the last compile (more than "
             f"{DEFAULT_MAX_SHRINK:.0%} gone); if a source was emptied or deleted by mistake, restore "
             "it and run 'wikic fetch' and 'wikic compile', or 'git checkout wiki/'",
+        )
+
+
+def rule_unreadable(kb: KB) -> Iterator[Finding]:
+    """unreadable-source: a layer-1 file that cannot be parsed; the rest of the KB is checked."""
+    for path, problem in sorted(kb.unreadable.items()):
+        message = problem.removeprefix(f"{path}: ")
+        yield finding(
+            "unreadable-source",
+            path,
+            None,
+            f"{message}; skipped: the citations of it are not checked and compile keeps the pages made "
+            "from it as they are until it is fixed",
         )
