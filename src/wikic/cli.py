@@ -256,6 +256,8 @@ def search(
 
     run(require_kb, state.root)  # before the index is created in a folder that is no KB
     index, stats = run(open_index, state.root)
+    if stats.rebuilt:
+        err.print(f"[yellow]note:[/yellow] the search index was corrupt: {stats.rebuilt}", soft_wrap=True)
     for problem in stats.skipped:
         err.print(f"[yellow]skipped:[/yellow] {problem}", soft_wrap=True)
     try:

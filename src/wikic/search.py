@@ -48,6 +48,7 @@ EXPANSION_WEIGHT = 1.0
 TOP_BONUS = {1: 0.05, 2: 0.02, 3: 0.02}
 STRONG_TOP = 0.85
 STRONG_GAP = 0.15
+_CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
 COMPOUND_PART = 3  # shortest half when an unknown word is split in two
 RESPELL_CAP = 1000  # document counts past this make no difference when choosing a split
 
@@ -354,6 +355,7 @@ class UpdateStats:
     unchanged: int = 0
     chunks: int = 0
     skipped: list[str] = field(default_factory=list)  # files that cannot be read, with the reason
+    rebuilt: str = ""  # why a corrupt database was rebuilt
 
     @property
     def wrote(self) -> bool:
@@ -425,6 +427,22 @@ class SearchIndex:
         self.root = root
         self.db_path = db_path or root / DB_PATH
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.rebuilt = ""  # why the database was found corrupt and rebuilt, if it was
+        self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
+        try:
+            self._ensure_schema()
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+
+    def _rebuild(self, exc: sqlite3.DatabaseError) -> None:
+        """Start over from an empty database: the index is derived state. Only corruption leads
+        here; any other database error (such as a locked file) is raised."""
+        if not _CORRUPT.search(str(exc)):
+            raise exc
+        self.conn.close()
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(str(self.db_path) + suffix).unlink(missing_ok=True)
+        self.rebuilt = f"{self.db_path}: {exc}; rebuilt it"
         self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
         self._ensure_schema()
 
@@ -457,7 +475,17 @@ class SearchIndex:
     # -- writing
 
     def update(self, files: dict[str, str] | None = None) -> UpdateStats:
-        """Sync with the KB by content hash: only added, changed and deleted files touch the DB."""
+        """Sync with the KB by content hash: only added, changed and deleted files touch the DB.
+        A corrupt database is rebuilt from scratch (``rebuilt`` says why)."""
+        try:
+            stats = self._update(files)
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+            stats = self._update(files)
+        stats.rebuilt = self.rebuilt
+        return stats
+
+    def _update(self, files: dict[str, str] | None = None) -> UpdateStats:
         files = kb_files(self.root) if files is None else files
         known = {p: (k, h) for p, k, h in self.conn.execute("SELECT path, kind, sha256 FROM files")}
         stats = UpdateStats()
@@ -548,7 +576,7 @@ class SearchIndex:
             )
             args += [*paths, limit]
         try:
-            rows = self.conn.execute(sql, args).fetchall()
+            rows = self._rows(sql, args)
         except sqlite3.OperationalError:  # e.g. a term the tokenizer reduces to nothing
             return []
         return [
@@ -564,6 +592,17 @@ class SearchIndex:
             )
             for k, p, a, h, t, b, r, s in rows
         ]
+
+    def _rows(self, sql: str, args: Sequence) -> list:
+        """Run a read; a database found corrupt only now is rebuilt and the read run again."""
+        try:
+            return self.conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+            self._update()
+            return self.conn.execute(sql, args).fetchall()
 
     def doc_freq(self, kind: str, term: str, cap: int = -1) -> int:
         """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it), counting at
