@@ -32,7 +32,7 @@ import frontmatter
 import yaml
 
 from .draft import parse_citations, strip_citations
-from .errors import KBError, SchemaVersionError
+from .errors import KBError, SchemaVersionError, UsageError
 from .fsutil import sha256_tag
 from .layer1 import layer1_files, parse_doc, require_sources
 from .markdown import STOPWORDS, plain_inline, split_sections, words
@@ -49,6 +49,8 @@ TOP_BONUS = {1: 0.05, 2: 0.02, 3: 0.02}
 STRONG_TOP = 0.85
 STRONG_GAP = 0.15
 _CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
+MAX_QUERY_CHARS = 2000  # a question, not a document
+MAX_WORD_CHARS = 100  # no word is longer; matching cost grows with the square of a word's length
 COMPOUND_PART = 3  # shortest half when an unknown word is split in two
 RESPELL_CAP = 1000  # document counts past this make no difference when choosing a split
 
@@ -91,6 +93,21 @@ def query_terms(query: str) -> list[str]:
             latin.append(w)
     content = [w for w in latin if w not in STOPWORDS]
     return list(dict.fromkeys((content or latin) + cjk))
+
+
+def check_query(query: str) -> None:
+    """A UsageError for a query past the caps, before any work is done on it."""
+    longest = max(query.split(), key=len, default="")
+    if len(longest) > MAX_WORD_CHARS:
+        raise UsageError(
+            f"the query has a {len(longest):,}-character word ({longest[:20]}…); words longer than "
+            f"{MAX_WORD_CHARS} characters are not searched"
+        )
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"the query is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,} are searched. "
+            "Ask with fewer words"
+        )
 
 
 def match_expression(terms: Sequence[str]) -> str:
@@ -552,6 +569,8 @@ class SearchIndex:
         with_snippets: bool = True,
     ) -> list[Hit]:
         """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``)."""
+        if isinstance(query, str):
+            check_query(query)
         terms = query_terms(query) if isinstance(query, str) else list(query)
         if not terms:
             return []
@@ -644,6 +663,7 @@ class SearchIndex:
     ) -> SearchResult:
         """Hybrid search: BM25 lists per kind for the query (and, when the probe is weak and an
         expander is given, for its expansions), fused with Reciprocal Rank Fusion."""
+        check_query(query)
         spelled = self.respell(query)
         original = {kind: self.query(kind, spelled, depth) for kind in kinds}
         probe = [h.score for h in original.get("source") or next(iter(original.values()), [])]
