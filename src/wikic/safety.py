@@ -148,8 +148,11 @@ def vet_draft(
     offline: Draft | None = None
     if not whole or suspicious(summary) or not verifier.check(summary, whole).ok:
         offline = fallback()
-        notes.append(f"summary {summary[:60]!r} is not supported by the page's sources; used the offline one")
-        summary = offline.summary
+        if offline.summary != summary:  # the offline librarian's own summary stands as it is
+            notes.append(
+                f"summary {summary[:60]!r} is not supported by the page's sources; used the offline one"
+            )
+            summary = offline.summary
     vocabulary = _words(draft.title)
     for c in whole:
         vocabulary |= _words(verifier.cited_text(c))
