@@ -129,7 +129,7 @@ _ADDRESS = re.compile(
     r"|\b(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,}\b(?:/[^\s<>()\[\]\"'`]*)?",
     re.IGNORECASE,
 )
-_RAW_HTML = re.compile(r"<(?:!--|/?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>)")
+RAW_HTML = re.compile(r"<(?:!--|/?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>)")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _BOUNDARY_BEFORE = re.compile(r"(?:^|[.!?:;|)\]\"'”’]|(?:^|\s)(?:[-*+>]|\d+[.)]))\s*$")
 
@@ -459,7 +459,7 @@ class Verifier:
                 return Support(False, problem)
         if any(c.path in self.unreadable for c in cites):
             return Support(True, "not checked: the cited file cannot be read")
-        if _RAW_HTML.search(text):
+        if RAW_HTML.search(text):
             return Support(False, "it contains raw HTML")
         for quote in quotes:
             if _normal(plain_inline(quote)) not in self.cited_text_any(cites):

@@ -18,17 +18,16 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from .citations import Verifier
+from .citations import RAW_HTML, Verifier
 from .draft import Block, Cell, Citation, Draft, Sentence
 from .layer1 import LAYER1
 from .markdown import plain_inline
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
-_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
-_AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*)>")
+AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*)>")
 _DEST = r"\(((?:[^()\s]|\([^()\s]*\))*)(?:\s+\"[^\"]*\")?\)"  # a link target, balanced () allowed
-_IMAGE = re.compile(r"!\[[^\]]*\]" + _DEST)
-_LINK = re.compile(r"\[([^\]]*)\]" + _DEST)
+IMAGE = re.compile(r"!\[[^\]]*\]" + _DEST)
+LINK = re.compile(r"\[([^\]]*)\]" + _DEST)
 _OPENER = re.compile(r"<(?=[A-Za-z/!?])")
 _LEAD_MARKS = re.compile(r"^[\s#>]+")
 _BREAKS = re.compile(r"[ \t]*[\r\n\f\v]+[\s]*")
@@ -51,10 +50,10 @@ def sanitize(text: str, page_path: str) -> str:
     """``text`` with raw HTML removed (any '<' left is escaped), images dropped, links out of the
     KB reduced to their text, and on one line that starts no heading or quote."""
     text = _COMMENT.sub("", text)
-    text = _AUTOLINK.sub(r"\1", text)
-    text = _TAG.sub("", text)
-    text = _IMAGE.sub("", text)
-    text = _LINK.sub(lambda m: m.group(0) if allowed_link(m.group(2), page_path) else m.group(1), text)
+    text = AUTOLINK.sub(r"\1", text)
+    text = RAW_HTML.sub("", text)
+    text = IMAGE.sub("", text)
+    text = LINK.sub(lambda m: m.group(0) if allowed_link(m.group(2), page_path) else m.group(1), text)
     text = _OPENER.sub("&lt;", text)
     return _LEAD_MARKS.sub("", _BREAKS.sub(" ", text).strip())
 

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-from ..safety import allowed_link, suspicious
+from ..citations import RAW_HTML
+from ..safety import AUTOLINK, IMAGE, LINK, allowed_link, suspicious
 from .findings import Finding, finding, short
 from .kb import KB
-from .pages import _body_lines
-
-_CODE_SPAN = re.compile(r"`[^`]*`")
-_RAW_HTML = re.compile(r"<(?:!--|/?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>)")
-_AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*)>")
-_TARGET = re.compile(r"(!?)\[[^\]]*\]\(((?:[^()\s]|\([^()\s]*\))*)(?:\s+\"[^\"]*\")?\)")
+from .pages import _CODE_SPAN, _body_lines
 
 
 def rule_markup(kb: KB) -> Iterator[Finding]:
@@ -21,13 +16,14 @@ def rule_markup(kb: KB) -> Iterator[Finding]:
     for page in kb.pages:
         for n, line in _body_lines(page):
             text = _CODE_SPAN.sub("", line)
-            problems = [f"raw HTML {m.group()[:40]!r}" for m in _RAW_HTML.finditer(_AUTOLINK.sub("", text))]
-            problems += [f"a link to {m.group(1)}" for m in _AUTOLINK.finditer(text)]
-            for m in _TARGET.finditer(text):
-                if m.group(1):
-                    problems.append(f"an image ({m.group(2)[:60]})")
-                elif not allowed_link(m.group(2), page.path):
-                    problems.append(f"a link out of the knowledge base ({m.group(2)[:60]})")
+            problems = [f"a link to {m.group(1)}" for m in AUTOLINK.finditer(text)]
+            problems += [f"raw HTML {m.group()[:40]!r}" for m in RAW_HTML.finditer(AUTOLINK.sub("", text))]
+            problems += [f"an image ({m.group(1)[:60]})" for m in IMAGE.finditer(text)]
+            problems += [
+                f"a link out of the knowledge base ({m.group(2)[:60]})"
+                for m in LINK.finditer(IMAGE.sub("", text))
+                if not allowed_link(m.group(2), page.path)
+            ]
             if problems:
                 yield finding(
                     "unsafe-markup",
