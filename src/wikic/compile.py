@@ -511,14 +511,15 @@ def save_state(
     docs: dict[str, SourceDoc],
     pages_before: int = 0,
 ) -> None:
-    outputs = _wiki_hashes(root)
+    """What this compile read and wrote, and how many pages the wiki had before and after it."""
+    after = pages_before + len(report.added) - len(report.removed)
     state = {
         "digest": digest,
-        "outputs": outputs,
+        "outputs": _wiki_hashes(root),
         "pages": pages,
         "unplaced": report.unplaced,
         "layer1": {p: d.sha256 for p, d in docs.items()},
-        "wiki_pages": {"before": pages_before, "after": len(managed_pages(root))},
+        "wiki_pages": {"before": pages_before, "after": after},
     }
     write_json_artifact(root / STATE, state, STATE_VERSION)
 
