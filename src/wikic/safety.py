@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from .citations import RAW_HTML, Verifier
@@ -37,12 +38,16 @@ WIKI = "wiki"
 
 def allowed_link(href: str, page_path: str) -> bool:
     """A link a page may carry: relative, into the wiki or layer 1, never out of the KB."""
+    return _allowed(href.split("#", 1)[0] if not href.startswith("#") else href, os.path.dirname(page_path))
+
+
+@lru_cache(maxsize=1 << 14)  # a page cites the same few files many times
+def _allowed(href: str, folder: str) -> bool:
     if not href or href.startswith("#"):
         return bool(href)
     if re.match(r"^[A-Za-z][\w+.-]*:|^/|^\\", href):
         return False
-    target = os.path.normpath(os.path.join(os.path.dirname(page_path), href.split("#", 1)[0]))
-    parts = PurePosixPath(target).parts
+    parts = PurePosixPath(os.path.normpath(os.path.join(folder, href))).parts
     return bool(parts) and parts[0] in (WIKI, LAYER1) and ".." not in parts
 
 
