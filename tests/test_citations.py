@@ -197,3 +197,42 @@ def test_every_quotable_unit_of_the_example_kb_passes() -> None:
 
 def test_every_quotable_unit_of_farmbot_passes(farmbot_compiled: Path) -> None:
     assert assert_all_quotable_units_pass(farmbot_compiled) > 20000
+
+
+def test_what_the_lead_librarian_restates_passes(verifier: Verifier) -> None:
+    """Shapes the offline librarian publishes besides quotes: a dated note, a change 'old → new',
+    a table row as 'Header: value' pairs, and fields whose names end in a unit."""
+    alert = "layer1_sources/faq/low-water-alert-fw-3-2.md"
+    anchor = "when-does-the-low-water-alert-trigger-with-firmware-32"
+    doc = verifier.docs[alert]
+    date = str(doc.meta["updated_at"])
+    quote = "The alert now triggers when the tank drops to 15% of its capacity instead of 20%, and the app sends a reminder every 6 hours until the tank is refilled."
+    assert ok(verifier, f"{date}: {quote}", anchor, alert)
+    assert ok(
+        verifier,
+        f"When does the low-water alert trigger with firmware 3.2: 20% → 15% ({date}).",
+        anchor,
+        alert,
+    )
+    assert not ok(verifier, f"{date}: {quote.replace('15%', '25%')}", anchor, alert)
+    assert not ok(
+        verifier, f"{date}: {quote.replace('15%', '6%').replace('every 6', 'every 15')}", anchor, alert
+    )
+    chervil = "layer1_sources/plants/chervil.md"
+    meta = verifier.docs[chervil].meta
+    row = f"Chervil — Light hours: {meta['light_hours']}; Ideal temp (°C): {meta['ideal_temp_c']}"
+    assert ok(verifier, row, "", chervil)
+    assert not ok(verifier, f"Chervil — Light hours: {meta['ideal_temp_c']}", "", chervil)
+
+
+def test_a_table_row_restated_as_header_value_pairs_passes() -> None:
+    body = "# Models\n\n## Sizes\n\n| Model | Width | Length |\n|---|---|---|\n| Express | 1.2m | 3m |\n| XL | 2.4m | 6m |\n"
+    from wikic.markdown import split_sections
+
+    doc = SourceDoc(
+        "a", "m", "m", "layer1_sources/a/m.md", "Models", {}, body, "sha256:0", tuple(split_sections(body))
+    )
+    v = Verifier([doc])
+    cite = [Citation(doc.path, "sizes")]
+    assert v.check("Express — Width: 1.2m; Length: 3m", cite).ok
+    assert not v.check("Express — Width: 3m; Length: 1.2m", cite).ok  # values under other headers

@@ -120,8 +120,10 @@ _UNIT_ALIASES = {
 UNITS = {alias: unit for unit, aliases in _UNIT_ALIASES.items() for alias in aliases.split()}
 UNIT_NAMES = frozenset(UNITS.values())
 
+_DATE = r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:?\d\d)?)?(?!\d)"
 _TOKEN = re.compile(
-    r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)*|[%$€£]|°\s?[CcFf](?![^\W\d_])|[.!?;](?=\s|$)"
+    _DATE + r"|\d+(?:[.,]\d+)*(?:-\d+(?:[.,]\d+)*)*|[^\W\d_]+(?:['’][^\W\d_]+)*|[%$€£]|°\s?[CcFf](?![^\W\d_])"
+    r"|[.!?;](?=\s|$)|→|->|⟶"
 )
 _ADDRESS = re.compile(
     r"(?:https?://|www\.)[^\s<>()\[\]\"'`]+"
@@ -182,8 +184,9 @@ class Analysis:
         self.plain_starts |= other.plain_starts
 
 
-# Token kinds: 'n' number, 'u' its unit, 'c' a currency sign (the unit of the number after it),
-# 'x' negator, 's' stop word, 'b' end of a sentence, 'w' content word (its stem, or the unit it names).
+# Token kinds: 'n' number (a range such as '12-20' or '555-0100' is one), 'd' date, 'u' a number's unit, 'c' a currency sign (the unit of the
+# number after it), 'x' negator, 's' stop word, 'b' end of a sentence (or an arrow), 'w' content
+# word (its stem, or the unit it names).
 Token = tuple[str, str]
 END = "<end>"  # stands for the end of a sentence in a pair of tokens
 
@@ -193,12 +196,12 @@ def _tokens(text: str) -> list[Token]:
     for m in _TOKEN.finditer(text.replace("’", "'")):
         tok = m.group()
         if tok[0].isdigit():
-            out.append(("n", tok.replace(",", ".")))
+            out.append(("n" if len(tok) < 10 or tok[4] != "-" else "d", tok.replace(",", ".")))
             continue
         low = tok.lower()
         if low[0] == "°":
             low = "°" + low[-1]
-        if low in ".!?;":
+        if low in (".", "!", "?", ";", "→", "->", "⟶"):  # an arrow ('20% → 15%') separates two statements
             out.append(("b", low))
         elif low in "$€£":
             out.append(("c", UNITS[low]))
@@ -220,9 +223,9 @@ def _window(tokens: list[Token], i: int, step: int, numbers: bool) -> tuple[str,
     i += step
     while 0 <= i < len(tokens) and len(out) < ANCHORS:
         kind, text = tokens[i]
-        if kind == "b" or (kind == "n" and not numbers):
+        if kind == "b" or (kind in ("n", "d") and not numbers):
             break
-        if kind in ("n", "w"):
+        if kind in ("n", "d", "w"):
             out.append(text)
         i += step
     return tuple(out)
@@ -241,6 +244,10 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
     for i, (kind, value) in enumerate(tokens):
         if kind == "w":
             a.stems.add(value)
+        elif kind == "d":  # a date is matched whole, wherever it stands (a dated note's label)
+            a.quantities.setdefault(value, []).append(
+                Quantity(value, "date", (), (), frozenset(), None, run, i)
+            )
         elif kind == "n":
             unit = tokens[i + 1][1] if i + 1 < len(tokens) and tokens[i + 1][0] == "u" else None
             if unit is None and i and tokens[i - 1][0] == "c":  # '$179'
@@ -304,12 +311,22 @@ def _normal(text: str) -> str:
 # -- the cited text --------------------------------------------------------------------------------
 
 
+_FIELD_UNITS = {"l": "l", "ml": "ml", "w": "W", "cm": "cm", "mm": "mm", "m": "m", "kg": "kg", "g": "g"}
+_FIELD_UNITS |= {"usd": "USD", "eur": "EUR", "c": "°C", "f": "°F", "h": "h", "pct": "%"}
+
+
 def _field_text(key: str, value: object) -> str:
+    """A frontmatter field as a line: its name in words with the unit its suffix names, and its
+    value as a fact list shows it ('ideal_temp_c: 15-24' → 'ideal temp c (°C): 15-24')."""
     if isinstance(value, bool):
         value = "yes" if value else "no"
     elif isinstance(value, list):
         value = ", ".join(_field_text("", v) for v in value if not isinstance(v, (dict, list)))
-    return f"{key.replace('_', ' ')}: {value}" if key else str(value)
+    if not key:
+        return str(value)
+    unit = key.rpartition("_")[2].lower() if "_" in key else ""
+    name = key.replace("_", " ") + (f" ({_FIELD_UNITS[unit]})" if unit in _FIELD_UNITS else "")
+    return f"{name}: {value}"
 
 
 class Cited:
@@ -374,6 +391,32 @@ def cited_parts(doc: SourceDoc, anchor: str) -> list[str]:
     return [body, doc.title, *fields]
 
 
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
+
+
+def table_rows(text: str) -> list[str]:
+    """Each data row of each Markdown table in ``text`` as the fact list it states, every cell
+    next to its column's header ('Model: FarmBot Express; Width: 1.2m'), so a row restated that
+    way reads its numbers beside the words they measure."""
+    lines = text.split("\n")
+    out: list[str] = []
+    for i in range(len(lines) - 1):
+        if not (lines[i].lstrip().startswith("|") and _TABLE_RULE.match(lines[i + 1])):
+            continue
+        header = _cells(lines[i])
+        for line in lines[i + 2 :]:
+            if not line.lstrip().startswith("|"):
+                break
+            pairs = zip(header, _cells(line))
+            out.append("; ".join(f"{h}: {c}" if h else c for h, c in pairs if c))
+    return out
+
+
+def _cells(line: str) -> list[str]:
+    inner = line.strip().removeprefix("|").removesuffix("|")
+    return [" ".join(c.split()) for c in re.split(r"(?<!\\)\|", inner)]
+
+
 def _cited(doc: SourceDoc, anchor: str) -> Cited:
     body, *rest = cited_parts(doc, anchor)
     flat_parts: list[str] = []
@@ -386,7 +429,8 @@ def _cited(doc: SourceDoc, anchor: str) -> Cited:
         starts.add(pos)
         flat_parts.append(line)
         pos += len(line) + 1
-    runs = [*re.split(r"\n\s*\n", plain_inline(body)), *rest]  # images become their alt text
+    plain = plain_inline(body)  # images become their alt text
+    runs = [*re.split(r"\n\s*\n", plain), *table_rows(plain), *rest]
     return Cited(" ".join(flat_parts), frozenset(starts), runs, "\n".join([body, *rest]))
 
 
