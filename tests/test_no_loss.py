@@ -135,6 +135,16 @@ def test_a_page_folder_outside_the_wiki_is_a_config_error(example_kb: Path, fold
     assert snapshot_tree(example_kb.parent) == before
 
 
+def test_an_empty_page_folder_means_wiki_itself(example_kb: Path) -> None:
+    schema = example_kb / "schema/wiki.yaml"
+    schema.write_text(
+        schema.read_text("utf-8").replace("guide: {folder: guides,", "guide: {folder: '',"), "utf-8"
+    )
+    result = runner.invoke(app, ["--root", str(example_kb), "compile"])
+    assert result.exit_code == 0, result.output
+    assert (example_kb / "wiki/first-week.md").is_file()
+
+
 BROKEN = "---\ntitle: Grove 6\nsource: specs\n  id: [unclosed\n---\n# Grove 6\n\nThe tank holds 4.0 litres.\n"
 
 

@@ -127,10 +127,11 @@ def load_wiki_schema(root: Path) -> WikiSchema:
     for name in PAGE_TYPES:
         f = Fields(pt.get(name, dict, {}), f"{path}: page_types.{name}")
         folder = f.get("folder", str, DEFAULT_FOLDERS[name])
-        if not FOLDER.match(folder) or folder.split("/")[0] == "index":
+        if folder and (not FOLDER.match(folder) or folder.split("/")[0] == "index"):  # '': wiki/ itself
             raise ConfigError(
                 f"{path}: page_types.{name}.folder: {folder!r} must be a folder inside wiki/: names of "
-                f"letters, digits, '-' and '_' joined by '/', not 'index' (e.g. {DEFAULT_FOLDERS[name]})"
+                f"letters, digits, '-' and '_' joined by '/', not 'index', or '' for wiki/ itself "
+                f"(e.g. {DEFAULT_FOLDERS[name]})"
             )
         page_types[name] = PageType(
             name,
