@@ -127,6 +127,11 @@ def test_raw_html_fails_even_around_a_quote(verifier: Verifier) -> None:
     assert not result.ok and "HTML" in result.reason
 
 
+def test_section_text_is_the_section_without_title_or_fields(verifier: Verifier) -> None:
+    text = verifier.section_text(Citation(GROVE, "grow-light"))
+    assert "24 W full-spectrum LED panel" in text and "Water tank" not in text and "price usd" not in text
+
+
 def test_rewording_within_the_limits_passes(verifier: Verifier) -> None:
     assert ok(verifier, "A full tank of 4.0 litres lasts about 14 days.", "water-tank")
     assert ok(verifier, "The 24 W LED panel runs on a default 16-hour schedule.", "grow-light")

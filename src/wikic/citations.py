@@ -478,6 +478,11 @@ class Verifier:
     def cited_text(self, cite: Citation) -> str:
         return self.cited(cite).flat
 
+    def section_text(self, cite: Citation) -> str:
+        """The cited section's own text (with its sub-sections), inline Markdown removed: what a
+        table cell quoted from the source is looked up in."""
+        return plain_inline(cited_parts(self.docs[cite.path], cite.anchor)[0])
+
     def cited_text_any(self, cites: tuple[Citation, ...]) -> str:
         return "\n".join(self.cited_text(c) for c in cites)
 
