@@ -139,6 +139,33 @@ def test_changed_number_in_a_wiki_sentence_is_unsupported(example: Path) -> None
     assert found.path == "wiki/topics/orders-and-policies.md" and "4.95" in found.message
 
 
+@pytest.mark.parametrize(
+    ("page", "before", "after"),
+    [
+        (
+            "wiki/devices/grove-6.md",
+            "The tank holds 4.0 litres, which lasts about 14 days",
+            "The tank holds 14 litres, which lasts about 4.0 days",
+        ),
+        ("wiki/topics/algae.md", "Algae is not dangerous to you", "Algae is dangerous to you"),
+        (
+            "wiki/topics/edible-flowers.md",
+            "so it does not shade fruiting plants",
+            "so it shades fruiting plants",
+        ),
+    ],
+)
+def test_hand_edit_that_swaps_numbers_or_flips_a_negation_is_unsupported(
+    example: Path, page: str, before: str, after: str
+) -> None:
+    path = example / page
+    meta, end, body = path.read_text("utf-8").partition("\n---\n")  # the body, not the summary
+    assert before in body
+    path.write_text(meta + end + body.replace(before, after, 1), "utf-8")
+    (found,) = expect(check(example), "unsupported-citation")
+    assert found.path == page
+
+
 # --- a policy KB with versions v1, v2 and v3 ---------------------------------------------------------
 
 

@@ -31,6 +31,7 @@ from .evidence import EVIDENCE_TOP, judge
 from .facts import format_value
 from .markdown import plain_inline, words
 from .models import SourceDoc
+from .safety import suspicious
 from .search import (
     EXPANSION_WEIGHT,
     ORIGINAL_WEIGHT,
@@ -162,7 +163,13 @@ class Lookup:
 
     def __init__(self, root: Path, index: SearchIndex | None = None, refresh: bool = True):
         self.root = root
-        self.index = index if index is not None else open_index(root, refresh)[0]
+        if index is None:
+            index, stats = open_index(root, refresh)
+            self.problems = [f"the search index was corrupt: {stats.rebuilt}"] if stats.rebuilt else []
+            self.problems += [f"skipped: {p}" for p in stats.skipped]  # e.g. broken frontmatter
+        else:
+            self.problems = []
+        self.index = index
         self.docs = Documents(self.index)
         self.n_sources = max(1, self.index.count("source"))
         self.superseded = self.index.superseded()  # old version → its replacement
@@ -391,6 +398,8 @@ class Lookup:
         out = []
         refs = self.current(found.ranked or found.refs)
         for unit in compose(question, self.docs, refs, self.weight, self.superseded):
+            if suspicious(unit.text):  # a source instructing its reader is no answer
+                continue
             page = found.via.get(unit.ref, "")
             if unit.kind == "steps":
                 out += [
@@ -428,7 +437,8 @@ class Lookup:
         kept = []
         for text, keys in reply_sentences(reply):
             refs = tuple(dict.fromkeys(keyed[k] for k in keys if k in keyed))
-            if refs and verifier.check(text, [Citation(*split_ref(r)) for r in refs]).ok:
+            cites = [Citation(*split_ref(r)) for r in refs]
+            if refs and not suspicious(text) and verifier.check(text, cites).ok:
                 kept.append(AnswerSentence(text, refs, found.via.get(refs[0], "")))
         refused = _truthy(reply.get("refuse")) or not kept
         return Answer(

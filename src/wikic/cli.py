@@ -169,6 +169,14 @@ def init(
 @app.command()
 def fetch(
     source: Annotated[str | None, typer.Option("--source", help="Fetch only this source.")] = None,
+    allow_shrink: Annotated[
+        bool,
+        typer.Option("--allow-shrink", help="Accept a source losing more than max_shrink of its records."),
+    ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option("--repair", help="Refetch everything and restore missing or altered current snapshots."),
+    ] = False,
 ) -> None:
     """Pull every configured source into layer 0 (write-once snapshots)."""
     from .config import load_sources
@@ -176,7 +184,9 @@ def fetch(
 
     config = run(load_sources, state.root)
     with progress_bar() as bar:
-        reports = run(do_fetch, state.root, config, only=source, progress=bar)
+        reports = run(
+            do_fetch, state.root, config, only=source, progress=bar, allow_shrink=allow_shrink, repair=repair
+        )
     table = report_table(
         "source", "records", "added", "changed", "unchanged", "removed", "pages", "304", "errors", "s"
     )
@@ -194,7 +204,10 @@ def fetch(
             f"{r.seconds:.2f}",
         )
     out.print(table)
-    _report_errors([e for r in reports for e in r.errors])
+    for r in reports:
+        if r.repaired:
+            out.print(f"{r.source}: restored {len(r.repaired)} snapshot(s): {', '.join(r.repaired[:5])}")
+    _report_errors([e for r in reports for e in r.errors], max((r.exit_code for r in reports), default=0))
 
 
 @app.command()
@@ -225,7 +238,8 @@ def verify() -> None:
         err.print(f"[red]tampered:[/red] {p.path}: {p.reason}", soft_wrap=True)
     if problems:
         err.print(
-            f"{len(problems)} of {checked} snapshots failed verification; refetch or restore them from git"
+            f"{len(problems)} of {checked} snapshots failed verification (or their manifest did); "
+            "each line says how to repair it"
         )
         raise typer.Exit(1)
     out.print(f"{checked} snapshots verified")
@@ -310,11 +324,12 @@ def _plan_model(backend: str | None):
     return getattr(lib, "model_api", None)
 
 
-def _report_errors(errors: list[str]) -> None:
+def _report_errors(errors: list[str], code: int = 0) -> None:
+    """Print the errors; exit ``code`` (2: configuration), or 1 when there are errors."""
     for e in errors:
         err.print(f"[red]error:[/red] {e}", soft_wrap=True)
     if errors:
-        raise typer.Exit(1)
+        raise typer.Exit(code or 1)
 
 
 # -- lookup: search, ask, eval, tune-index, mcp (see search.py, ask.py, eval.py, tune.py, mcp_server.py)
@@ -460,7 +475,9 @@ def compile_cmd(
         print_plan(report)
     else:
         print_compile_report(report)
-    if report.failed:
+    for problem in report.unreadable:
+        err.print(f"[red]skipped:[/red] {problem}; pages made from it are kept as they were", soft_wrap=True)
+    if report.failed or report.unreadable:
         raise typer.Exit(1)
 
 

@@ -30,14 +30,25 @@ from .fsutil import (
     sha256_tag,
     write_json_artifact,
 )
-from .index import Entry, append_log, apply_overrides, load_overrides, render_index, write_index
-from .layer1 import load_layer1, read_layer1
+from .index import (
+    Entry,
+    append_log,
+    apply_overrides,
+    load_overrides,
+    log_entry,
+    render_index,
+    write_index,
+)
+from .layer1 import load_layer1, read_layer1, require_sources
 from .librarian.base import Failure, Librarian, PageJob, Usage
 from .librarian.extract import Vocabulary
 from .librarian.offline import DERIVED_TYPES, OfflineLibrarian, quantity
+from .librarian.offline import write_page as offline_page
+from .links import Target
 from .models import SourceDoc
 from .plan import PageSpec, Plan, section_keys
 from .plan import plan as make_plan
+from .safety import sanitize_draft, suspicious, vet_draft
 from .wikischema import WikiSchema, load_wiki_schema
 
 WIKI = "wiki"
@@ -56,6 +67,7 @@ class CompileReport:
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
     failed: list[str] = field(default_factory=list)  # pages left unwritten: nothing verifiable remained
+    unreadable: list[str] = field(default_factory=list)  # layer-1 files skipped: broken frontmatter
     sentences: int = 0
     cited: int = 0
     verified: int = 0
@@ -109,16 +121,30 @@ def managed_pages(root: Path) -> dict[str, dict]:
     return out
 
 
-def navigation(plan: Plan, spec: PageSpec) -> Navigation:
-    """A page's links, as the plan decided them."""
-    names = tuple((list(k), t.href) for k, t in plan.links.get(spec.path, {}).items())
+def model_written(plan: Plan, backend: str) -> frozenset[str]:
+    """The pages whose headings a model writes (every page but the offline librarian's own
+    overviews, glossary and change list, when the backend is an LLM): their anchors are not
+    known when the plan is made, so links to them go to the page."""
+    if backend == OfflineLibrarian.name:
+        return frozenset()
+    return frozenset(s.path for s in plan.pages if s.type not in DERIVED_TYPES)
+
+
+def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozenset()) -> Navigation:
+    """A page's links, as the plan decided them; a link to one of the ``unanchored`` pages goes
+    to the page, not to a heading on it."""
+
+    def href(t: Target) -> str:
+        return t.path if t.path in unanchored else t.href
+
+    names = tuple((list(k), href(t)) for k, t in plan.links.get(spec.path, {}).items())
     mentions = []
     for doc, found in sorted((spec.config.get("mentions") or {}).items()):
         targets: dict[str, str] = {}
         for path, anchor, _ in found:
             target = plan.target(path, anchor)
             if target is not None and target.path != spec.path:
-                targets.setdefault(target.href, plan.titles.get(target.path, target.path))
+                targets.setdefault(href(target), plan.titles.get(target.path, target.path))
         if targets:
             mentions.append((doc, tuple(targets.items())))
     homes: dict[str, tuple[str, str]] = {}
@@ -126,7 +152,7 @@ def navigation(plan: Plan, spec: PageSpec) -> Navigation:
         path, _, anchor = key.partition("#")
         target = plan.target(path, anchor)
         if target is not None and target.path != spec.path:
-            homes[key] = (target.href, plan.titles.get(target.path, target.path))
+            homes[key] = (href(target), plan.titles.get(target.path, target.path))
     outdated = []
     for key in section_keys(spec):
         for sentence, (change, said) in sorted(plan.timeline.outdated.get(key.partition("#")[0], {}).items()):
@@ -134,7 +160,7 @@ def navigation(plan: Plan, spec: PageSpec) -> Navigation:
             if target is not None:
                 now = quantity(change.new, change.unit)
                 title = plan.titles.get(target.path, target.path)
-                outdated.append((sentence, said.date, now, target.href, title))
+                outdated.append((sentence, said.date, now, href(target), title))
     disputes = []
     paths = {key.partition("#")[0] for key in section_keys(spec)}
     for d in plan.disputes:
@@ -142,7 +168,7 @@ def navigation(plan: Plan, spec: PageSpec) -> Navigation:
             target = plan.target(other.doc.path, other.anchor)
             if this.doc.path in paths and target is not None and target.path != spec.path:
                 title = plan.titles.get(target.path, target.path)
-                disputes.append((this.text, target.href, f"{choice} in {title}"))
+                disputes.append((this.text, href(target), f"{choice} in {title}"))
     return Navigation(
         outdated=tuple(dict.fromkeys(outdated)),
         disputes=tuple(dict.fromkeys(disputes)),
@@ -345,9 +371,18 @@ def count_facts(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, int]:
 
 
 def finish_draft(
-    job: PageJob, draft: Draft, lib: Librarian, verifier: Verifier, report: CompileReport
+    job: PageJob,
+    draft: Draft,
+    lib: Librarian,
+    verifier: Verifier,
+    report: CompileReport,
+    outline: tuple[str, ...] = (),
 ) -> Draft | None:
-    """Verify, repair (LLM backends) or drop; returns a fully valid draft or None."""
+    """Sanitise, verify, repair (LLM backends) or drop; returns a fully valid draft or None.
+
+    What a backend other than the offline librarian writes besides its sentences (headings,
+    summary, keywords) is held to the sources too, and rebuilt from them where it fails."""
+    draft = keep_out_of_lead(sanitize_draft(draft, job.spec.path))
     total, _ = count_facts(draft.blocks)
     report.sentences += total
     report.cited += sum(1 for b in draft.blocks for s in b.sentences if s.cites) + sum(
@@ -360,6 +395,7 @@ def finish_draft(
     if check.failures and lib.can_repair:
         fixed = lib.repair(job, draft, [f for _, _, f in check.failures])
         if fixed is not None:
+            fixed = keep_out_of_lead(sanitize_draft(fixed, job.spec.path))
             again = verify_blocks(fixed.blocks, verifier)
             passing = count_facts(fixed.blocks)[0] - len(again.failures)
             repaired = max(0, min(first_failures, passing - (total - first_failures)))
@@ -372,12 +408,41 @@ def finish_draft(
         :50
     ]
     blocks = drop_failures(check) if check.failures else prune(check.blocks)
-    blocks = mark_disputes(merge_repeats(mark_outdated(blocks, job.nav)), job.nav)
+    blocks = mark_disputes(mark_outdated(merge_repeats(blocks), job.nav), job.nav)
     facts, cites = count_facts(blocks)
     if facts == 0:
         return None
     report.citations += cites
-    return draft.with_blocks(blocks)
+    final = draft.with_blocks(blocks)
+    if lib.name != OfflineLibrarian.name and job.spec.type not in DERIVED_TYPES:  # those are offline's
+        final, notes = vet_draft(final, verifier, job.spec.sources, outline, lambda: offline_page(job))
+        report.notes += [f"{job.spec.path}: {n}" for n in notes]
+    return final
+
+
+def keep_out_of_lead(draft: Draft) -> Draft:
+    """A page's lead (what comes before its first heading) holds no sentence that instructs the
+    reader; such a sentence stays cited where it belongs (moved under the first
+    heading when it stood in the lead), never in the opening lines."""
+    blocks: list[Block] = []
+    moved: list[Sentence] = []
+    in_lead = True
+    for b in draft.blocks:
+        if in_lead and b.kind == "heading":
+            in_lead = False
+            blocks.append(b)
+            if moved:
+                blocks.append(Block("para", sentences=tuple(moved)))
+            continue
+        if in_lead and b.sentences:
+            kept = tuple(s for s in b.sentences if not suspicious(s.text))
+            moved += [s for s in b.sentences if suspicious(s.text)]
+            if len(kept) < len(b.sentences):
+                if not kept:
+                    continue
+                b = Block(b.kind, text=b.text, level=b.level, sentences=kept)
+        blocks.append(b)
+    return draft.with_blocks(blocks) if moved else draft
 
 
 def make_librarian(
@@ -444,6 +509,8 @@ def compile_wiki(
     with kb_lock(root):
         remove_stale_temps(root / WIKI)
         files = read_layer1(root)
+        if not files:
+            require_sources(root, "compile")
         digest = input_digest(root, files, lib)
         state = load_state(root)
         written = _wiki_hashes(root)
@@ -455,17 +522,24 @@ def compile_wiki(
             report.seconds = time.perf_counter() - started
             return report
         last_written = (state or {}).get("outputs", {})
-        docs_list = load_layer1(root, files)
+        skipped: dict[str, str] = {}
+        docs_list = load_layer1(root, files, skipped)
+        report.unreadable = list(skipped.values())
         docs = {d.path: d for d in docs_list}
         vocabulary = Vocabulary(docs_list)
         the_plan = make_plan(docs_list, schema)
         report.unplaced = the_plan.unplaced
         report.reasons = the_plan.reasons
         report.notes += the_plan.notes
-        navs = {spec.path: navigation(the_plan, spec) for spec in the_plan.pages}
+        unanchored = model_written(the_plan, lib.name)
+        navs = {spec.path: navigation(the_plan, spec, unanchored) for spec in the_plan.pages}
         existing = managed_pages(root)
+        # Pages made from a file that cannot be read stay as they are until it is fixed.
+        kept = {p for p, meta in existing.items() if set(map(str, meta.get("sources") or ())) & set(skipped)}
         jobs: list[tuple[PageSpec, str, PageJob]] = []
         for spec in the_plan.pages:
+            if spec.path in kept:
+                continue
             fp = fingerprint(spec, docs, schema, lib, navs[spec.path])
             old = existing.get(spec.path)
             hand_edited = spec.path in last_written and last_written[spec.path] != written.get(spec.path)
@@ -489,7 +563,7 @@ def compile_wiki(
                 )
             )
         planned = {s.path for s in the_plan.pages}
-        to_remove = sorted(p for p in existing if p not in planned)
+        to_remove = sorted(p for p in existing if p not in planned and p not in kept)
         if dry_run:
             report.plan = [_estimate(job, schema, existing) for _, _, job in jobs]
             report.plan += [
@@ -517,7 +591,8 @@ def compile_wiki(
         outputs: dict[str, str] = {}
         finals: dict[str, Draft] = {}
         for (spec, fp, job), draft in zip(jobs, drafts, strict=True):
-            final = finish_draft(job, draft, lib, verifier, report) if draft is not None else None
+            outline = schema.page_types[spec.type].sections if spec.type in schema.page_types else ()
+            final = finish_draft(job, draft, lib, verifier, report, outline) if draft is not None else None
             if final is None:
                 report.failed.append(spec.path)
                 continue
@@ -526,42 +601,39 @@ def compile_wiki(
         report.usage = lib.usage
         report.notes += getattr(lib, "notes", [])  # LLM backends: pages the provider failed on
 
-        # Everything is gathered; now write pages, then the index, then the log.
+        # Everything is gathered. The log entry goes into the compile state first, so a run that
+        # dies while writing is logged by the rerun; then pages, the index and the log are written.
+        writes: dict[str, str] = {}
         for path, text in outputs.items():
-            target = root / path
-            old_text = target.read_text("utf-8") if target.exists() else None
+            old_text = (root / path).read_text("utf-8") if (root / path).exists() else None
             if old_text == text:
                 report.unchanged += 1
                 continue
-            atomic_write(target, text)
+            writes[path] = text
             (report.changed if old_text is not None else report.added).append(path)
             report.diffstat.append((path, *diffstat(old_text, text)))
         for path in to_remove:
-            target = root / path
-            old_text = target.read_text("utf-8")
-            target.unlink()
             report.removed.append(path)
-            report.diffstat.append((path, *diffstat(old_text, None)))
-        _remove_empty_dirs(root / WIKI)
-        entries = _index_entries(the_plan, finals, existing)
-        entries = apply_overrides(entries, load_overrides(root))
-        report.index_changed = write_index(root, render_index(entries, schema.index_budget))
+            report.diffstat.append((path, *diffstat((root / path).read_text("utf-8"), None)))
         known = current_facts(docs_list, the_plan)
         report.fact_changes = fact_changes(read_facts(root), known)
-        if report.added or report.changed or report.removed:
-            touched = _changed_sources(state, docs, report, the_plan)
-            append_log(
-                root,
-                len(report.added),
-                len(report.changed),
-                len(report.removed),
-                touched,
-                _log_details(report),
-            )
+        entry = pending_log(root, state, report, _changed_sources(state, docs, report, the_plan))
+        for path, text in writes.items():
+            atomic_write(root / path, text)
+        for path in to_remove:
+            (root / path).unlink()
+        _remove_empty_dirs(root / WIKI)
+        entries = _index_entries(the_plan, finals, existing, kept)
+        entries = apply_overrides(entries, load_overrides(root))
+        report.index_changed = write_index(root, render_index(entries, schema.index_budget))
         report.coverage = measure_coverage(root, docs_list, the_plan, finals)
-        if not report.failed:
+        if entry:
+            append_log(root, entry)
+        if not report.failed and not report.unreadable:
             write_json_artifact(root / FACTS, {"facts": known}, STATE_VERSION)
-            save_state(root, digest, report, len(the_plan.pages), docs)
+            save_state(root, digest, report, len(the_plan.pages), docs, len(existing))
+        elif entry:
+            record_pending(root, state, None)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -620,8 +692,15 @@ def load_state(root: Path) -> dict | None:
 
 
 def save_state(
-    root: Path, digest: str, report: CompileReport, pages: int, docs: dict[str, SourceDoc]
+    root: Path,
+    digest: str,
+    report: CompileReport,
+    pages: int,
+    docs: dict[str, SourceDoc],
+    pages_before: int = 0,
 ) -> None:
+    """What this compile read and wrote, and how many pages the wiki had before and after it."""
+    after = pages_before + len(report.added) - len(report.removed)
     state = {
         "digest": digest,
         "outputs": _wiki_hashes(root),
@@ -630,7 +709,61 @@ def save_state(
         "reasons": report.reasons,
         "coverage": report.coverage,
         "layer1": {p: d.sha256 for p, d in docs.items()},
+        "wiki_pages": {"before": pages_before, "after": after},
     }
+    write_json_artifact(root / STATE, state, STATE_VERSION)
+
+
+def pending_log(root: Path, state: dict | None, report: CompileReport, sources: list[str]) -> str:
+    """The log entry for this compile, merged with the one a run that died before logging left
+    in the state, recorded as pending before anything is written; '' when there is nothing to log.
+    """
+    pending = (state or {}).get("pending_log") or {}
+    log = root / WIKI / "log.md"
+    if pending.get("entry") and log.exists() and pending["entry"].rstrip() in log.read_text("utf-8"):
+        pending = {}  # that run got as far as its log entry
+    added = list(dict.fromkeys([*pending.get("added", []), *report.added]))
+    changed = [p for p in dict.fromkeys([*pending.get("changed", []), *report.changed]) if p not in added]
+    removed = [p for p in dict.fromkeys([*pending.get("removed", []), *report.removed]) if p not in added]
+    if not (added or changed or removed):
+        return ""
+    counts = [report.sentences, report.verified, report.repaired, report.dropped]
+    counts = [a + b for a, b in zip(counts, pending.get("counts", [0, 0, 0, 0]))]
+    names = sorted(set(sources) | set(pending.get("sources", [])))
+    facts_changed = list(dict.fromkeys([*pending.get("facts", []), *report.fact_changes]))
+    details = [f"- fact {c}" for c in facts_changed[:LOGGED_FACTS]]
+    if len(facts_changed) > LOGGED_FACTS:
+        details.append(f"- … and {len(facts_changed) - LOGGED_FACTS} more changed facts")
+    details += [f"- added {p}" for p in added] + [f"- changed {p}" for p in changed]
+    details += [f"- removed {p}" for p in removed]
+    details.append(
+        f"- sentences {counts[0]}, verified {counts[1]}, repaired {counts[2]}, "
+        f"dropped {counts[3]}; backend {report.backend}"
+    )
+    entry = log_entry(len(added), len(changed), len(removed), names, "\n".join(details))
+    record_pending(
+        root,
+        state,
+        {
+            "entry": entry,
+            "added": added,
+            "changed": changed,
+            "removed": removed,
+            "counts": counts,
+            "sources": names,
+            "facts": facts_changed,
+        },
+    )
+    return entry
+
+
+def record_pending(root: Path, state: dict | None, pending: dict | None) -> None:
+    """Store (or, with None, clear) the pending log entry; the state no longer vouches for the
+    wiki, so the next compile does not take the no-change shortcut."""
+    state = {k: v for k, v in (state or {}).items() if k not in ("schema_version", "pending_log")}
+    state["digest"] = None
+    if pending:
+        state["pending_log"] = pending
     write_json_artifact(root / STATE, state, STATE_VERSION)
 
 
@@ -689,36 +822,32 @@ def fact_changes(before: dict | None, now: dict[str, dict[str, str]]) -> list[st
     return out
 
 
-def _log_details(report: CompileReport) -> str:
-    lines = [f"- fact {c}" for c in report.fact_changes[:LOGGED_FACTS]]
-    if len(report.fact_changes) > LOGGED_FACTS:
-        lines.append(f"- … and {len(report.fact_changes) - LOGGED_FACTS} more changed facts")
-    lines += [f"- added {p}" for p in report.added] + [f"- changed {p}" for p in report.changed]
-    lines += [f"- removed {p}" for p in report.removed]
-    lines.append(
-        f"- sentences {report.sentences}, verified {report.verified}, repaired {report.repaired}, "
-        f"dropped {report.dropped}; backend {report.backend}"
-    )
-    return "\n".join(lines)
-
-
-def _index_entries(the_plan: Plan, finals: dict[str, Draft], existing: dict[str, dict]) -> list[Entry]:
-    """One entry per planned page on disk: from its new draft, else from the frontmatter read earlier."""
+def _index_entries(
+    the_plan: Plan, finals: dict[str, Draft], existing: dict[str, dict], kept: set[str] = frozenset()
+) -> list[Entry]:
+    """One entry per planned page on disk, and per page kept as it was: from its new draft, else
+    from the frontmatter read earlier."""
     entries = []
-    for spec in the_plan.pages:
-        if spec.path in finals:
-            d = finals[spec.path]
+    specs = [(s.path, s.type, s.title) for s in the_plan.pages]
+    planned = {p for p, _, _ in specs}
+    specs += [
+        (p, str(existing[p].get("type", "topic")), str(existing[p].get("title", p)))
+        for p in sorted(kept - planned)
+    ]
+    for path, kind, default_title in specs:
+        if path in finals:
+            d = finals[path]
             title, summary, kws = d.title, d.summary, d.keywords
-        elif spec.path in existing:
-            meta = existing[spec.path]
+        elif path in existing:
+            meta = existing[path]
             title, summary, kws = (
-                meta.get("title", spec.title),
+                meta.get("title", default_title),
                 meta.get("summary", ""),
                 meta.get("keywords", []),
             )
         else:
             continue
-        entries.append(Entry(spec.path, spec.type, str(title), str(summary), tuple(str(k) for k in kws)))
+        entries.append(Entry(path, kind, str(title), str(summary), tuple(str(k) for k in kws)))
     return entries
 
 

@@ -13,6 +13,7 @@ import yaml
 from .errors import ConfigError
 from .fsutil import canonical_json, sha256_tag
 
+DEFAULT_MAX_SHRINK = 0.5  # a fetch that loses more than this share of a source's records is refused
 SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 PAGINATION_STYLES = ("next_field", "link_header", "page", "offset", "cursor")
 
@@ -25,6 +26,11 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(
             f"{path}: file not found; run 'wikic init' or pass --root to the KB folder"
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); "
+            "save it as UTF-8"
+        ) from None
     return parse_yaml(text, path)
 
 
@@ -33,6 +39,15 @@ def parse_yaml(text: str, path: Path) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML ({exc}); plain YAML only, no tags") from exc
+
+
+def require_kb(root: Path) -> None:
+    """A ConfigError unless ``root`` is a knowledge base: the folder that holds ``schema/``."""
+    if not (root / "schema").is_dir():
+        raise ConfigError(
+            f"{root}: not a wikic knowledge base (no schema/ folder); pass --root with the folder "
+            "that holds schema/, or create one with 'wikic init'"
+        )
 
 
 class Fields:
@@ -157,6 +172,7 @@ class SourceConfig:
     path: str = ""
     glob: str = "**/*"
     cleanups: tuple[Cleanup, ...] = ()
+    max_shrink: float = DEFAULT_MAX_SHRINK
     concurrency: int = 4
     timeout: float = 30.0
     retries: int = 4
@@ -233,7 +249,10 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
         template=f.get("template", str, ""),
         updated_field=f.get("updated_at", str, "updated_at"),
         cleanups=_cleanups(f.get("cleanups", list, DEFAULT_CLEANUPS), f"{where}.cleanups"),
+        max_shrink=f.get("max_shrink", float, DEFAULT_MAX_SHRINK),
     )
+    if not 0 < common["max_shrink"] <= 1:
+        raise ConfigError(f"{where}.max_shrink: a share in (0, 1], such as 0.5; got {common['max_shrink']}")
     if kind == "http":
         url = f.get("url", str, required=True)
         if not re.match(r"^(https?|file):", url):

@@ -136,7 +136,7 @@ class Navigation:
 def relative(href: str, page_path: str) -> str:
     """A KB-relative 'wiki/x.md#a' as seen from ``page_path``."""
     path, _, anchor = href.partition("#")
-    rel = _relative_path(path, os.path.dirname(page_path) or ".") if path != page_path else ""
+    rel = _relative_path(path, os.path.dirname(page_path) or ".") if path != page_path or not anchor else ""
     return rel + (f"#{anchor}" if anchor else "")
 
 

@@ -16,9 +16,15 @@ from .errors import WikicError
 
 def search_command(root: Path, query: str, k: int, json_out: bool) -> None:
     from .backend import llm_model, model_expander
+    from .config import require_kb
     from .search import open_index
 
-    index, _ = open_index(root)
+    require_kb(root)  # before an index is created in a folder that is no KB
+    index, stats = open_index(root)
+    if stats.rebuilt:
+        note(f"the search index was corrupt: {stats.rebuilt}")
+    for problem in stats.skipped:
+        note(f"skipped: {problem}")
     try:
         model = llm_model(root, index=index)
         result = index.search(query, k, expander=model_expander(model) if model is not None else None)
@@ -45,8 +51,12 @@ def search_command(root: Path, query: str, k: int, json_out: bool) -> None:
 def ask_command(root: Path, question: str, json_out: bool) -> None:
     from .ask import Lookup
     from .backend import llm_model
+    from .config import require_kb
 
+    require_kb(root)
     lookup = Lookup(root)
+    for problem in lookup.problems:
+        note(problem)
     try:
         answer = lookup.answer(question, model=llm_model(root, index=lookup.index))
     finally:
@@ -60,6 +70,11 @@ def ask_command(root: Path, question: str, json_out: bool) -> None:
     for s in answer.sentences:
         where = f" (read in {s.page})" if s.page else ""
         sys.stdout.write(f"{s.text} " + " ".join(f"[{c}]" for c in s.cites) + where + "\n")
+
+
+def note(text: str) -> None:
+    """A problem worth knowing that does not stop the command, on stderr."""
+    sys.stderr.write(f"note: {text}\n")
 
 
 def dump_json(data: object) -> None:

@@ -15,6 +15,12 @@ class ConfigError(WikicError):
     exit_code = 2
 
 
+class UsageError(WikicError):
+    """A command-line argument or tool argument is unusable (e.g. a query past the length cap)."""
+
+    exit_code = 2
+
+
 class KBError(WikicError):
     """The knowledge base itself has a problem (tampered snapshot, broken layer)."""
 

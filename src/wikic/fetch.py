@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit
 
 import frontmatter
 import httpx
+import yaml
 
 from .config import SourceConfig, SourcesConfig
 from .errors import ConfigError, SourceError
@@ -34,6 +35,7 @@ from .models import Record
 USER_AGENT = "wikic-fetch"
 RETRY_STATUS = {429, 500, 502, 503, 504, 529}
 MAX_REDIRECTS = 5
+MAX_RETRY_AFTER = 120.0  # seconds; a server asking for longer is reported
 Progress = Callable[[str, int, int | None], None]  # (source, records so far, total if known)
 
 
@@ -48,6 +50,8 @@ class FetchReport:
     not_modified: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    exit_code: int = 0  # 2 when the source's configuration is at fault, else 1 with errors
+    repaired: list[str] = field(default_factory=list)  # snapshots restored by --repair
 
     @property
     def records(self) -> int:
@@ -82,7 +86,9 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def expand_headers(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os.environ) -> dict[str, str]:
-    """Substitute ``${VAR}`` from the environment; a missing variable is a configuration error."""
+    """Substitute ``${VAR}`` from the environment; a missing variable, or a value with a line
+    break or another control character (a token pasted with its newline), is a configuration
+    error whose message never shows the value."""
     out = {}
     for name, value in cfg.headers.items():
 
@@ -95,6 +101,12 @@ def expand_headers(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os
             return environ[var]
 
         out[name] = _ENV.sub(sub, value)
+        if _CONTROL.search(out[name]):
+            names = ", ".join(f"${{{v}}}" for v in _ENV.findall(value)) or "its value in schema/sources.yaml"
+            raise ConfigError(
+                f"source '{cfg.name}': header '{name}' contains a line break or control character "
+                f"(from {names}); remove it and rerun"
+            )
     return out
 
 
@@ -110,6 +122,30 @@ def url_secrets(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os.en
             raise ConfigError(f"source '{cfg.name}': url needs environment variable {var}; set it and rerun")
         out[var] = environ[var]
     return out
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def secret_values(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os.environ) -> list[str]:
+    """What a message about this source must never show: its header values, whole and as the
+    environment variables they are made of, and the variables its URL is made of."""
+    found = [environ.get(var, "") for var in _URL_ENV.findall(cfg.url)]
+    for value in cfg.headers.values():
+        parts = [environ.get(v, "") for v in _ENV.findall(value)]
+        found += [*parts, _ENV.sub(lambda m: environ.get(m.group(1), ""), value)]
+    return sorted({s for s in found if len(s.strip()) >= 4}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """``text`` with every secret replaced by ``***``, as written and as escaped in a repr or JSON
+    (``b'Bearer x\\r\\n'``), and each of its words of 6 characters or more (the token in
+    'Bearer <token>')."""
+    for secret in secrets:
+        forms = {secret, repr(secret)[1:-1], repr(secret.encode("utf-8"))[2:-1], json.dumps(secret)[1:-1]}
+        forms |= {w for w in re.split(r"[\s\x00-\x1f]+", secret) if len(w) >= 6}
+        for form in sorted(forms, key=len, reverse=True):
+            if form:
+                text = text.replace(form, "***")
+    return text
 
 
 def with_query(url: str, **params: Any) -> str:
@@ -156,6 +192,11 @@ class HttpGetter:
         self.sleep = sleep
         self.secrets = secrets or {}  # ${VAR} in the URL → value; URLs are kept with the placeholder
         self.origin = urlsplit(self.expand(cfg.url))[:2]
+        self.scheme = urlsplit(cfg.url).scheme.lower()
+        # a file: export may only page through its own folder
+        self.export = (
+            resolve_file_url(self.expand(cfg.url), root).resolve().parent if self.scheme == "file" else None
+        )
 
     def expand(self, url: str) -> str:
         """The URL to request: placeholders replaced by their (percent-encoded) values."""
@@ -170,7 +211,15 @@ class HttpGetter:
 
     def get(self, url: str, validators: dict[str, str] | None = None) -> tuple[int, bytes, httpx.Headers]:
         url = self.expand(url)
-        if url.startswith("file:"):
+        scheme = urlsplit(url).scheme.lower()
+        if scheme != self.scheme:
+            raise SourceError(
+                self.cfg.name,
+                f"a next link leaves the first URL's scheme ({self.scheme}:) for {scheme or 'no scheme'}:; "
+                "not followed",
+                page=self.redact(url),
+            )
+        if scheme == "file":
             return self._file(url)
         attempt = 0
         while True:
@@ -187,7 +236,7 @@ class HttpGetter:
                 attempt += 1
                 continue
             if status in RETRY_STATUS and attempt < self.cfg.retries:
-                self.sleep(self._backoff(attempt, headers.get("retry-after")))
+                self.sleep(self._backoff(attempt, headers.get("retry-after"), url))
                 attempt += 1
                 continue
             if status >= 400:
@@ -198,22 +247,32 @@ class HttpGetter:
                 )
             return status, body, headers
 
-    def _backoff(self, attempt: int, retry_after: str | None) -> float:
-        """Seconds to wait: the server's Retry-After (seconds or HTTP date) if usable, else backoff."""
+    def _backoff(self, attempt: int, retry_after: str | None, url: str = "") -> float:
+        """Seconds to wait: the server's Retry-After (seconds or HTTP date) if usable, else
+        backoff. A Retry-After past ``MAX_RETRY_AFTER`` is an error, never silently shortened."""
+        wait: float | None = None
         if retry_after:
             try:
-                return max(0.0, min(float(retry_after), 120.0))
+                wait = float(retry_after)
             except ValueError:
-                pass
-            try:
-                when = email.utils.parsedate_to_datetime(retry_after)
-            except (TypeError, ValueError, IndexError):
-                when = None
-            if when is not None:
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=timezone.utc)
-                return max(0.0, min(120.0, when.timestamp() - time.time()))
-        return min(30.0, 0.25 * 2**attempt) * (0.5 + random.random())
+                try:
+                    when = email.utils.parsedate_to_datetime(retry_after)
+                except (TypeError, ValueError, IndexError):
+                    when = None
+                if when is not None:
+                    if when.tzinfo is None:
+                        when = when.replace(tzinfo=timezone.utc)
+                    wait = when.timestamp() - time.time()
+        if wait is None or wait != wait:  # absent, unreadable or NaN
+            return min(30.0, 0.25 * 2**attempt) * (0.5 + random.random())
+        if wait > MAX_RETRY_AFTER:
+            raise SourceError(
+                self.cfg.name,
+                f"the server asks to retry after {wait:.0f} s (Retry-After: {retry_after}), longer than "
+                f"the {MAX_RETRY_AFTER:.0f} s fetch waits; rerun later",
+                page=url or None,
+            )
+        return max(0.0, wait)
 
     def _once(self, url: str, validators: dict[str, str] | None) -> tuple[int, bytes, httpx.Headers]:
         for _ in range(MAX_REDIRECTS + 1):
@@ -224,6 +283,7 @@ class HttpGetter:
                     headers["If-None-Match"] = validators["etag"]
                 if validators.get("last_modified"):
                     headers["If-Modified-Since"] = validators["last_modified"]
+            deadline = time.monotonic() + self.cfg.timeout  # for the whole response, not each read
             with self.client.stream("GET", url, headers=headers, timeout=self.cfg.timeout) as resp:
                 if resp.is_redirect and "location" in resp.headers:
                     url = urljoin(url, resp.headers["location"])
@@ -238,6 +298,10 @@ class HttpGetter:
                     )
                 chunks, size = [], 0
                 for chunk in resp.iter_bytes():
+                    if time.monotonic() > deadline:
+                        raise httpx.ReadTimeout(
+                            f"the response took longer than {self.cfg.timeout:g} s (timeout) to arrive"
+                        )
                     size += len(chunk)
                     if size > self.cfg.max_bytes:
                         raise SourceError(
@@ -251,13 +315,39 @@ class HttpGetter:
         raise SourceError(self.cfg.name, f"more than {MAX_REDIRECTS} redirects", page=self.redact(url))
 
     def _file(self, url: str) -> tuple[int, bytes, httpx.Headers]:
-        path = resolve_file_url(url, self.root)
+        path = resolve_file_url(url, self.root).resolve()
+        if self.export is not None and self.export not in path.parents:
+            raise SourceError(
+                self.cfg.name, f"{path} is outside the export folder {self.export}; not read", page=url
+            )
         try:
-            if path.stat().st_size > self.cfg.max_bytes:
-                raise SourceError(self.cfg.name, f"file exceeds max_bytes ({self.cfg.max_bytes})", page=url)
-            return 200, path.read_bytes(), httpx.Headers()
+            if not path.is_file():  # a device such as /dev/zero, a folder, a FIFO
+                raise SourceError(self.cfg.name, f"{path} is not a regular file; not read", page=url)
+            with open(path, "rb") as fh:
+                data = fh.read(self.cfg.max_bytes + 1)
         except OSError as exc:
             raise SourceError(self.cfg.name, f"cannot read {path}: {exc.strerror}", page=url) from None
+        if len(data) > self.cfg.max_bytes:
+            raise SourceError(self.cfg.name, f"file exceeds max_bytes ({self.cfg.max_bytes})", page=url)
+        return 200, data, httpx.Headers()
+
+
+MAX_DEPTH = 100  # records nested deeper are refused: past ~1000 levels Python cannot even parse them
+
+
+def nesting(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply ``value`` nests lists and objects, counted up to ``limit + 1`` (iteratively)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > limit:
+            break
+        if isinstance(node, dict):
+            stack += [(v, depth + 1) for v in node.values()]
+        elif isinstance(node, list):
+            stack += [(v, depth + 1) for v in node]
+    return deepest
 
 
 def _items(cfg: SourceConfig, url: str, body: bytes) -> tuple[Any, list[Any]]:
@@ -267,6 +357,8 @@ def _items(cfg: SourceConfig, url: str, body: bytes) -> tuple[Any, list[Any]]:
         raise SourceError(
             cfg.name, f"malformed JSON ({exc}); the response may be truncated", page=url
         ) from None
+    except RecursionError:
+        raise SourceError(cfg.name, "JSON nested too deeply to parse; not read", page=url) from None
     items = dotted(doc, cfg.items)
     if not isinstance(items, list):
         where = f"at '{cfg.items}'" if cfg.items else "(the page itself)"
@@ -289,6 +381,7 @@ def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict
         return
     url: str | None = cfg.url
     seen: set[str] = set()
+    previous: list[Any] | None = None
     pages = 0
     while url:
         if url in seen:
@@ -304,6 +397,9 @@ def iter_pages(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, dict
             url = old.get("next")
             continue
         doc, items = _items(cfg, url, body)
+        if items and items == previous:  # a cursor or next link that changes but never advances
+            raise SourceError(cfg.name, "pagination returns the same records again (a loop)", page=url)
+        previous = items
         next_url = _next_url(cfg, url, doc, headers, items)
         next_url = getter.redact(next_url) if next_url else None
         etag, modified = headers.get("etag"), headers.get("last-modified")
@@ -431,6 +527,19 @@ def fetch_http(
                 complete = page_complete = False
                 continue
             rid = str(rid)
+            if nesting(item) > MAX_DEPTH:
+                report.errors.append(
+                    str(
+                        SourceError(
+                            cfg.name,
+                            f"nested more than {MAX_DEPTH} levels deep; skipped",
+                            page=page.url,
+                            record=rid,
+                        )
+                    )
+                )
+                complete = page_complete = False
+                continue
             if rid in seen:
                 report.errors.append(
                     str(
@@ -471,17 +580,31 @@ def fetch_files(
 ) -> set[str] | None:
     base = (root / cfg.path).resolve()
     if not base.is_dir():
-        raise SourceError(cfg.name, f"folder {base} does not exist; fix 'path' in schema/sources.yaml")
+        raise ConfigError(
+            f"source '{cfg.name}': folder {base} does not exist; fix 'path' in schema/sources.yaml"
+        )
     files = sorted(p for p in base.glob(cfg.glob) if p.is_file() and p.suffix.lower() in (".md", ".json"))
     fetched_at = now_iso()
     seen: set[str] = set()
     complete = True
     for n, path in enumerate(files, 1):
         rid = path.relative_to(base).as_posix()
+        target = path.resolve()
+        if base not in target.parents:  # a symlink out of the folder
+            report.errors.append(
+                str(SourceError(cfg.name, f"links to {target}, outside {base}; not read", record=rid))
+            )
+            complete = False
+            continue
         try:
             data = json.loads(json.dumps(read_file_record(path), default=str))  # dates → strings
-        except (ValueError, UnicodeDecodeError) as exc:
-            report.errors.append(str(SourceError(cfg.name, f"unreadable file ({exc}); skipped", record=rid)))
+            if nesting(data) > MAX_DEPTH:
+                raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+        except (ValueError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+            reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else exc
+            report.errors.append(
+                str(SourceError(cfg.name, f"unreadable file ({reason}); skipped", record=rid))
+            )
             complete = False
             continue
         seen.add(rid)
@@ -496,6 +619,17 @@ def fetch_files(
     return seen if complete else None
 
 
+def shrink_refusal(cfg: SourceConfig, before: int, after: int, allowed: bool) -> str:
+    """Why a fetch that found ``after`` of ``before`` current records is refused, or ''."""
+    if allowed or not before or after >= before * (1 - cfg.max_shrink):
+        return ""
+    return (
+        f"{after} records, down from {before} (more than {cfg.max_shrink:.0%} gone in one fetch); "
+        "layer 0 is left as it was. If the API really removed them, rerun with --allow-shrink "
+        "(or raise max_shrink for this source in schema/sources.yaml)"
+    )
+
+
 def fetch(
     root: Path,
     config: SourcesConfig,
@@ -505,8 +639,15 @@ def fetch(
     progress: Progress | None = None,
     environ: dict[str, str] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    allow_shrink: bool = False,
+    repair: bool = False,
 ) -> list[FetchReport]:
-    """Fetch every configured source (or ``only`` one). A failing source does not stop the others."""
+    """Fetch every configured source (or ``only`` one). A failing source does not stop the others.
+
+    A source whose records drop by more than its ``max_shrink`` share in one fetch (an API that
+    answers ``{"data": []}``) is refused and its layer 0 left as it was, unless ``allow_shrink``.
+    ``repair`` refetches every page unconditionally and restores current snapshots that are
+    missing or altered (``wikic verify`` says when)."""
     if only is not None and only not in config.sources:
         raise ConfigError(f"{config.path}: no source named '{only}'; known: {', '.join(config.sources)}")
     names = [only] if only else list(config.sources)
@@ -523,17 +664,32 @@ def fetch(
                 reports.append(report)
                 started = time.perf_counter()
                 store = SourceStore(root, name)
+                keep = True
                 try:
+                    if repair:
+                        store.pages.clear()  # no conditional requests: every record is needed
+                    store.repair = repair
                     if cfg.kind == "http":
                         seen = fetch_http(cfg, store, client, root, report, progress, environ, sleep)
                     else:
                         seen = fetch_files(cfg, store, root, report, progress)
                     if seen is not None:
+                        refusal = shrink_refusal(cfg, store.current_before, len(seen), allow_shrink)
+                        keep = not refusal
+                        if refusal:
+                            raise SourceError(cfg.name, refusal)
                         report.removed = store.mark_removed(seen, now_iso())
-                except (SourceError, ConfigError) as exc:  # e.g. a missing ${VAR}: this source only
+                except ConfigError as exc:  # e.g. a missing ${VAR}: this source only
+                    report.errors.append(str(exc))
+                    report.exit_code = 2
+                except SourceError as exc:
                     report.errors.append(str(exc))
                 finally:
-                    store.save()  # keep what was fetched before a failure
+                    report.repaired = list(store.repaired)
+                    if keep:
+                        store.save()  # keep what was fetched before a failure
+                    secrets = secret_values(cfg, os.environ if environ is None else environ)
+                    report.errors = [redact(e, secrets) for e in report.errors]
                     report.seconds = time.perf_counter() - started
     finally:
         if own_client:

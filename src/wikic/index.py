@@ -204,17 +204,24 @@ def build_date() -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d")
 
 
-def append_log(
-    root: Path, added: int, changed: int, removed: int, sources: list[str], extra: str = ""
-) -> None:
-    """Append one greppable entry: ``## [YYYY-MM-DD] compile | +a ~b -c pages | sources: …``."""
+def log_entry(added: int, changed: int, removed: int, sources: list[str], extra: str = "") -> str:
+    """One greppable entry: ``## [YYYY-MM-DD] compile | +a ~b -c pages | sources: …``."""
+    names = ", ".join(sources) if sources else "none"
+    entry = f"\n## [{build_date()}] compile | +{added} ~{changed} -{removed} pages | sources: {names}\n"
+    if extra:
+        entry += f"\n{extra.rstrip()}\n"
+    return entry
+
+
+def append_log(root: Path, entry: str) -> bool:
+    """Append ``entry`` to ``wiki/log.md`` unless the log already ends with it (a run that died
+    after logging); returns whether it was appended."""
     path = root / "wiki" / "log.md"
     try:
         old = path.read_text("utf-8")
     except FileNotFoundError:
         old = "# Compile log\n\nOne entry per compile that changed the wiki. Append-only.\n"
-    names = ", ".join(sources) if sources else "none"
-    entry = f"\n## [{build_date()}] compile | +{added} ~{changed} -{removed} pages | sources: {names}\n"
-    if extra:
-        entry += f"\n{extra.rstrip()}\n"
+    if old.rstrip("\n").endswith(entry.rstrip("\n")):
+        return False
     atomic_write(path, old.rstrip("\n") + "\n" + entry)
+    return True

@@ -77,6 +77,29 @@ def layer1_files(root: Path) -> list[Path]:
     return [root / rel for rel in layer1_paths(root)]
 
 
+def has_sources(root: Path) -> bool:
+    """Whether layer 1 holds any Markdown file: stops at the first (a search asks on every call)."""
+    for _, dirnames, filenames in os.walk(os.path.join(root, LAYER1)):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if any(f.endswith(".md") and not f.startswith(".") for f in filenames):
+            return True
+    return False
+
+
+def require_sources(root: Path, action: str) -> None:
+    """Refuse to ``action`` when layer 1 is empty but the wiki has pages: acting would empty the
+    wiki, or answer from nothing, and a wrong folder or a failed transform is the likelier cause."""
+    if has_sources(root):
+        return
+    wiki = root / "wiki"
+    pages = [p for p in wiki.rglob("*.md") if p.name not in ("index.md", "log.md")] if wiki.is_dir() else []
+    if pages:
+        raise KBError(
+            f"{root / LAYER1}: no layer-1 sources, but wiki/ has {len(pages)} pages; not going to {action}. "
+            "Run 'wikic transform' (or restore layer1_sources/), and check that --root is the KB folder"
+        )
+
+
 def read_layer1(root: Path) -> dict[str, bytes]:
     """The bytes of every layer-1 file by KB-relative path, in path order."""
     out = {}
@@ -86,8 +109,22 @@ def read_layer1(root: Path) -> dict[str, bytes]:
     return out
 
 
-def load_layer1(root: Path, files: dict[str, bytes] | None = None) -> list[SourceDoc]:
-    """Every layer-1 document, in path order (from ``files`` when already read)."""
+def load_layer1(
+    root: Path, files: dict[str, bytes] | None = None, unreadable: dict[str, str] | None = None
+) -> list[SourceDoc]:
+    """Every layer-1 document, in path order (from ``files`` when already read).
+
+    With ``unreadable``, a file that cannot be parsed (broken frontmatter, not UTF-8) is skipped
+    and its problem recorded there by path, so one bad hand-maintained file blocks nothing;
+    without it, the first such file is an error."""
     if files is None:
         files = read_layer1(root)
-    return [parse_doc(root, root / rel, data) for rel, data in files.items()]
+    docs = []
+    for rel, data in files.items():
+        try:
+            docs.append(parse_doc(root, root / rel, data))
+        except KBError as exc:
+            if unreadable is None:
+                raise
+            unreadable[rel] = str(exc)
+    return docs

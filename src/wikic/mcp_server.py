@@ -7,26 +7,67 @@ refusal). Every wiki page (and ``index.md``) is also a resource, ``wiki://<path>
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
 
 from .ask import Lookup
 from .backend import llm_model, model_expander
-from .errors import ConfigError
+from .draft import resolve_href
+from .errors import ConfigError, WikicError
 from .search import kb_files
 
 URI_PREFIX = "wiki://"
 
 
-def _page_path(root: Path, path: str) -> Path:
-    """A wiki page by its path (``wiki/…`` or relative to ``wiki/``); never outside ``wiki/``."""
-    rel = path.strip().removeprefix(URI_PREFIX).lstrip("/")
-    if not rel.startswith("wiki/"):
-        rel = "wiki/" + rel
-    target = (root / rel).resolve()
+def _page_path(root: Path, path: str, from_page: str = "") -> Path:
+    """A wiki page by its path: root-relative (``wiki/…``), relative to ``wiki/``, or as a link
+    reads on the page (or sub-index) ``from_page`` that holds it; never outside ``wiki/``."""
+    rel = path.strip().removeprefix(URI_PREFIX)
+    candidates = [resolve_href(from_page, rel)] if from_page else []
+    rel = rel.lstrip("/")
+    candidates.append(rel if rel.startswith("wiki/") else "wiki/" + rel)
+    bare = re.sub(r"^(?:\.\.?/)+", "", rel)  # '../topics/x.md', copied from a page or sub-index
+    candidates.append(bare if bare.startswith("wiki/") else "wiki/" + bare)
     wiki = (root / "wiki").resolve()
-    if wiki not in target.parents or target.suffix != ".md" or not target.is_file():
-        raise ValueError(f"no wiki page {path!r}; read_index lists the pages")
-    return target
+    for candidate in candidates:
+        target = (root / candidate).resolve()
+        if wiki in target.parents and target.suffix == ".md" and target.is_file():
+            return target
+    raise ValueError(f"no wiki page {path!r}; read_index lists the pages, as paths read_page takes")
+
+
+_LINK_TARGET = re.compile(r"(\]\()([^)\s#]+)(#[^)\s]*)?(\))")
+
+
+def root_links(text: str, page: str) -> str:
+    """Every relative link of the page ``page`` rewritten relative to the KB root (``wiki/…``,
+    ``layer1_sources/…``), so an agent can pass any link it reads straight to ``read_page``."""
+
+    def fix(m: re.Match) -> str:
+        if re.match(r"^[A-Za-z][\w+.-]*:", m.group(2)):
+            return m.group(0)
+        return m.group(1) + resolve_href(page, m.group(2)) + (m.group(3) or "") + m.group(4)
+
+    return _LINK_TARGET.sub(fix, text)
+
+
+def reported(fn: Callable) -> Callable:
+    """A tool whose expected failures (a bad path, a query past the caps, a KB problem) reach the
+    client with their message; the SDK reports any other exception as a bare crash."""
+
+    @functools.wraps(fn)
+    def tool(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (WikicError, ValueError, OSError) as exc:
+            raise ToolError(str(exc)) from None
+
+    return tool
 
 
 def build_server(root: Path):
@@ -49,26 +90,33 @@ def build_server(root: Path):
     )
 
     @server.tool()
+    @reported
     def read_index() -> str:
-        """The wiki's entry point: one line per page with a summary and keywords. Read it first."""
-        parts = [(root / "wiki" / "index.md").read_text("utf-8")]
+        """The wiki's entry point: one line per page with a summary and keywords. Read it first.
+        Links are paths from the KB root ('wiki/topics/watering.md'), as read_page takes them."""
+        files = [root / "wiki" / "index.md"]
         sub = root / "wiki" / "index"
         if sub.is_dir():
-            parts += [p.read_text("utf-8") for p in sorted(sub.glob("*.md"))]
-        return "\n\n".join(parts)
+            files += sorted(sub.glob("*.md"))
+        return "\n\n".join(root_links(p.read_text("utf-8"), p.relative_to(root).as_posix()) for p in files)
 
     @server.tool()
-    def read_page(path: str) -> str:
-        """One wiki page by path (e.g. 'wiki/topics/watering.md' or 'topics/watering.md')."""
-        return _page_path(root, path).read_text("utf-8")
+    @reported
+    def read_page(path: str, from_page: str = "") -> str:
+        """One wiki page by path ('wiki/topics/watering.md' or 'topics/watering.md'), or by a link
+        as written on the page ``from_page``. Its links come back as paths from the KB root."""
+        target = _page_path(root, path, from_page)
+        return root_links(target.read_text("utf-8"), target.relative_to(root.resolve()).as_posix())
 
     @server.tool()
+    @reported
     def search(query: str, k: int = 10) -> list[dict]:
         """Hybrid search over the wiki and the source sections; results have path, heading, score, snippet."""
         result = lookup.index.search(query, max(1, min(k, 50)), expander=expander)
         return [h.as_dict() for h in result.hits]
 
     @server.tool()
+    @reported
     def ask(question: str) -> dict:
         """Answer from the wiki with file#heading citations, or 'I cannot confirm from the knowledge base.'"""
         return lookup.answer(question, model=model).as_dict()

@@ -251,11 +251,18 @@ def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list
     for value in sorted(groups):
         members = sorted(groups[value], key=lambda d: (d.title.lower(), d.path))
         title = titles[value]
-        chunks = [members[i : i + rule.max_sources] for i in range(0, len(members), rule.max_sources)]
+        parts = -(-len(members) // rule.max_sources)  # as few pages as fit, of even size
+        cuts = [len(members) * i // parts for i in range(parts + 1)]
+        chunks = [members[a:b] for a, b in zip(cuts, cuts[1:])]
         for n, chunk in enumerate(chunks, 1):
             part = title
             if len(chunks) > 1:
-                part = f"{title} {n}: {chunk[0].title} to {chunk[-1].title}"
+                span = (
+                    chunk[0].title
+                    if chunk[0].title == chunk[-1].title
+                    else f"{chunk[0].title} to {chunk[-1].title}"
+                )
+                part = f"{title} {n}: {span}"
             out.append((part, chunk, value))
     return out
 

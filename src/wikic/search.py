@@ -36,9 +36,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import KBError, UsageError
 from .facts import aliases, plural_stem
 from .fsutil import sha256_tag
-from .layer1 import LAYER1, parse_doc
+from .layer1 import LAYER1, parse_doc, require_sources
 from .markdown import STOPWORDS, plain_inline, split_sections, words
 from .models import SourceDoc
 
@@ -54,6 +55,9 @@ EXPANSION_WEIGHT = 1.0
 TOP_BONUS = {1: 0.05, 2: 0.02, 3: 0.02}
 STRONG_TOP = 0.85
 STRONG_GAP = 0.15
+_CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
+MAX_QUERY_CHARS = 2000  # a question, not a document
+MAX_WORD_CHARS = 100  # no word is longer; matching cost grows with the square of a word's length
 COMPOUND_PART = 3  # shortest half when an unknown word is split in two
 PREFIX_MIN = 4  # shortest term searched as a prefix in prefix queries
 SETTLED = 2  # seconds after its last change a file's size and time are trusted to mark it unchanged
@@ -111,6 +115,21 @@ def query_terms(query: str) -> list[str]:
             latin.append(w)
     content = [w for w in latin if w not in STOPWORDS]
     return list(dict.fromkeys((content or latin) + cjk))
+
+
+def check_query(query: str) -> None:
+    """A UsageError for a query past the caps, before any work is done on it."""
+    longest = max(query.split(), key=len, default="")
+    if len(longest) > MAX_WORD_CHARS:
+        raise UsageError(
+            f"the query has a {len(longest):,}-character word ({longest[:20]}…); words longer than "
+            f"{MAX_WORD_CHARS} characters are not searched"
+        )
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"the query is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,} are searched. "
+            "Ask with fewer words"
+        )
 
 
 _CONTRACTED = re.compile(r"^(\w+)['’](s|m|ve|ll|re|d|t)$")
@@ -390,6 +409,8 @@ class UpdateStats:
     removed: int = 0
     unchanged: int = 0
     chunks: int = 0
+    skipped: list[str] = field(default_factory=list)  # files that cannot be read, with the reason
+    rebuilt: str = ""  # why a corrupt database was rebuilt
 
     @property
     def wrote(self) -> bool:
@@ -466,6 +487,22 @@ class SearchIndex:
         self.root = root
         self.db_path = db_path or root / DB_PATH
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.rebuilt = ""  # why the database was found corrupt and rebuilt, if it was
+        self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
+        try:
+            self._ensure_schema()
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+
+    def _rebuild(self, exc: sqlite3.DatabaseError) -> None:
+        """Start over from an empty database: the index is derived state. Only corruption leads
+        here; any other database error (such as a locked file) is raised."""
+        if not _CORRUPT.search(str(exc)):
+            raise exc
+        self.conn.close()
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(str(self.db_path) + suffix).unlink(missing_ok=True)
+        self.rebuilt = f"{self.db_path}: {exc}; rebuilt it"
         self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
         self._ensure_schema()
 
@@ -502,7 +539,17 @@ class SearchIndex:
 
         A file whose size and modification time are what they were when it was indexed, at least
         ``SETTLED`` seconds after it was last modified, is not read again; any other file is
-        hashed, and indexed again only if its bytes changed."""
+        hashed, and indexed again only if its bytes changed. A corrupt database is rebuilt from
+        scratch (``rebuilt`` says why)."""
+        try:
+            stats = self._update(files)
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+            stats = self._update(files)
+        stats.rebuilt = self.rebuilt
+        return stats
+
+    def _update(self, files: dict[str, str] | None = None) -> UpdateStats:
         files = kb_files(self.root) if files is None else files
         known = {
             p: (k, h, st) for p, k, h, st in self.conn.execute("SELECT path, kind, sha256, stat FROM files")
@@ -527,7 +574,12 @@ class SearchIndex:
                 if stamp != old[2]:
                     refreshed.append((stamp, rel))
                 continue
-            pending.append((rel, kind, digest, stamp, *chunks_of(self.root, rel, kind, data)))
+            try:
+                chunks, doc = chunks_of(self.root, rel, kind, data)
+            except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
+                stats.skipped.append(str(exc))
+                continue
+            pending.append((rel, kind, digest, stamp, chunks, doc))
             if old is None:
                 stats.added += 1
             else:
@@ -698,6 +750,8 @@ class SearchIndex:
         with_snippets: bool = True,
     ) -> list[Hit]:
         """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``)."""
+        if isinstance(query, str):
+            check_query(query)
         terms = query_terms(query) if isinstance(query, str) else list(query)
         if not terms:
             return []
@@ -722,7 +776,7 @@ class SearchIndex:
             )
             args += [*paths, limit]
         try:
-            rows = self.conn.execute(sql, args).fetchall()
+            rows = self._rows(sql, args)
         except sqlite3.OperationalError:  # e.g. a term the tokenizer reduces to nothing
             return []
         return [
@@ -738,6 +792,17 @@ class SearchIndex:
             )
             for k, p, a, h, t, b, r, s in rows
         ]
+
+    def _rows(self, sql: str, args: Sequence) -> list:
+        """Run a read; a database found corrupt only now is rebuilt and the read run again."""
+        try:
+            return self.conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+            self._update()
+            return self.conn.execute(sql, args).fetchall()
 
     def doc_freq(self, kind: str, term: str, cap: int = -1, prefix: bool = False) -> int:
         """How many chunks of ``kind`` contain ``term`` (as the tokenizer stems it; with ``prefix``,
@@ -780,6 +845,7 @@ class SearchIndex:
     ) -> SearchResult:
         """Hybrid search: BM25 lists per kind for the query (and, when the probe is weak and an
         expander is given, for its expansions), fused with Reciprocal Rank Fusion."""
+        check_query(query)
         spelled = self.respell(query)
         original = {kind: self.query(kind, spelled, depth) for kind in kinds}
         probe = [h.score for h in original.get("source") or next(iter(original.values()), [])]
@@ -889,6 +955,7 @@ def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hi
 
 def open_index(root: Path, refresh: bool = True) -> tuple[SearchIndex, UpdateStats]:
     """The KB's search index, brought up to date with its files unless ``refresh`` is False."""
+    require_sources(root, "search")
     index = SearchIndex(root)
     stats = index.update() if refresh else UpdateStats()
     return index, stats

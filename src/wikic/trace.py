@@ -12,6 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .config import require_kb
 from .errors import ConfigError
 from .layer0 import record_hash
 from .layer1 import LAYER1, parse_doc
@@ -87,6 +88,7 @@ def find_page(root: Path, name: str) -> Path:
 
 def trace(root: Path, target: str) -> TraceReport:
     root = root.resolve()
+    require_kb(root)
     name, line = parse_target(target)
     page = read_page(root, find_page(root, name))
     statements = page.statements

@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 import yaml
+from jinja2.sandbox import SandboxedEnvironment
 
 from . import __version__
 from .config import SourceConfig, SourcesConfig
@@ -110,7 +111,8 @@ class Renderer:
         self.cfg = cfg
         self.template = None
         if cfg.template:
-            env = jinja2.Environment(
+            # sandboxed: a template can format a record, never reach Python (os, subprocess, files)
+            env = SandboxedEnvironment(
                 loader=jinja2.FileSystemLoader(root / "schema" / "templates"),
                 undefined=jinja2.StrictUndefined,
                 keep_trailing_newline=True,

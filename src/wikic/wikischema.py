@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .citations import DEFAULT_MIN_OVERLAP
 from .config import Fields, load_yaml, parse_yaml
 from .errors import ConfigError
 from .fsutil import canonical_json, sha256_tag
@@ -24,6 +25,7 @@ DEFAULT_FOLDERS = {
 }
 BACKENDS = ("offline", "anthropic", "openai")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
+FOLDER = re.compile(r"^[A-Za-z0-9][\w-]{0,60}(?:/[A-Za-z0-9][\w-]{0,60}){0,4}$")
 
 
 @dataclass(frozen=True)
@@ -144,9 +146,16 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     pt = Fields(top.get("page_types", dict, {}), f"{path}: page_types")
     for name in PAGE_TYPES:
         f = Fields(pt.get(name, dict, {}), f"{path}: page_types.{name}")
+        folder = f.get("folder", str, DEFAULT_FOLDERS[name])
+        if folder and (not FOLDER.match(folder) or folder.split("/")[0] == "index"):  # '': wiki/ itself
+            raise ConfigError(
+                f"{path}: page_types.{name}.folder: {folder!r} must be a folder inside wiki/: names of "
+                f"letters, digits, '-' and '_' joined by '/', not 'index', or '' for wiki/ itself "
+                f"(e.g. {DEFAULT_FOLDERS[name]})"
+            )
         page_types[name] = PageType(
             name,
-            f.get("folder", str, DEFAULT_FOLDERS[name]),
+            folder,
             _str_list(f, "sections"),
             f.get("description", str, ""),
         )
@@ -243,7 +252,7 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     budget = idx.positive("token_budget", 3000)
     idx.done()
     ver = Fields(top.get("verify", dict, {}), f"{path}: verify")
-    min_overlap = ver.get("min_overlap", float, 0.6)
+    min_overlap = ver.get("min_overlap", float, DEFAULT_MIN_OVERLAP)
     if not 0 < min_overlap <= 1:
         raise ConfigError(f"{path}: verify.min_overlap must be in (0, 1], got {min_overlap}")
     ver.done()

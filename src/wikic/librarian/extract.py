@@ -28,6 +28,7 @@ from ..markdown import (
     words,
 )
 from ..models import SourceDoc
+from ..safety import suspicious
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
@@ -616,13 +617,19 @@ _PRONOUN_START = re.compile(
 LEAD_SENTENCES = 2
 
 
-def self_contained(text: str) -> bool:
+_THIS_NOUN = re.compile(r"^(?:this|these)\s+([^\W\d_]+)\b", re.I)
+
+
+def self_contained(text: str, subject: str = "") -> bool:
     """A sentence that reads on its own at the top of a page: a statement of some length that does
-    not lean on what came before it ('It …', 'These …') or introduce a list ('… as follows:')."""
+    not lean on what came before it ('It …', 'These …') or introduce a list ('… as follows:').
+    'This housing …' reads on its own under a ``subject`` that names a housing."""
     words = text.split()
+    this = _THIS_NOUN.match(text)
+    named = bool(this and subject) and stem(this.group(1).lower()) in {stem(w) for w in tokens(subject)}
     return (
         5 <= len(words) <= 45
-        and not _PRONOUN_START.match(text)
+        and (named or not _PRONOUN_START.match(text))
         and not text.rstrip().endswith((":", "?"))
         and text[:1].isupper()
         and "**" not in text
@@ -646,7 +653,9 @@ def take_lead(
         if b.kind == "para" and b.sentences and opening:
             opening = False
             for si, s in enumerate(b.sentences[:2]):
-                if not self_contained(s.text):
+                if suspicious(s.text):  # never opens a page; the sentence after it may
+                    continue
+                if not self_contained(s.text, title):
                     break
                 candidates.append((bi, si, s))
     if not candidates:  # no entry opens with a sentence that reads on its own: any such sentence
@@ -655,7 +664,7 @@ def take_lead(
             for bi, b in enumerate(blocks)
             if b.kind == "para"
             for si, s in enumerate(b.sentences)
-            if self_contained(s.text)
+            if self_contained(s.text, title) and not suspicious(s.text)
         ][:1]
     if not candidates:
         return [], blocks

@@ -192,8 +192,13 @@ def _comparison(job: PageJob) -> Draft:
 
 def table_lead(table: Block, rows: int = 2) -> list[Sentence]:
     """The first rows of a comparison, each as one cited sentence of its filled cells
-    ('Alpine Strawberry — Difficulty: medium; Light hours: 14')."""
+    ('Alpine Strawberry — Difficulty: medium; Light hours: 14'); a row of a fact table as its
+    fact ('Product: express')."""
     out = []
+    if len(table.header) == 2 and table.header[1] == "Value":
+        for label, value in table.rows[:rows]:
+            out.append(Sentence(f"{label.text}: {value.text}", value.cites))
+        return out
     for row in table.rows[:rows]:
         parts = [f"{h}: {c.text}" for h, c in zip(table.header[1:], row[1:], strict=False) if c.cites]
         cites = tuple(dict.fromkeys(x for c in row[1:] for x in c.cites))

@@ -12,7 +12,9 @@ One module per rule family:
 - ``integrity``: stale-page, layer0-tampered, hand-edited-generated;
 - ``coverage``: uncovered-source, duplicate-page;
 - ``contradictions``: contradiction (fields and sentences);
-- ``versions``: unresolved-supersedes.
+- ``versions``: unresolved-supersedes;
+- ``safety``: unsafe-markup, suspicious-instruction;
+- ``loss``: unreadable-source, wiki-shrank.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from .findings import ERROR, RULES, WARNING, CheckReport, Finding, format_report
 from .integrity import rule_hand_edited, rule_layer0, rule_stale
 from .kb import KB, gather
 from .links import rule_links, rule_reachability
+from .loss import rule_shrink, rule_unreadable
 from .pages import Statement, WikiPage, read_page, wiki_pages
+from .safety import rule_instructions, rule_markup
 from .versions import rule_versions
 
 RULE_FUNCTIONS = (
@@ -42,6 +46,10 @@ RULE_FUNCTIONS = (
     rule_layer0,
     rule_hand_edited,
     rule_versions,
+    rule_markup,
+    rule_instructions,
+    rule_shrink,
+    rule_unreadable,
 )
 
 

@@ -73,6 +73,8 @@ def misstated_field(kb: KB, st: Statement) -> str | None:
     """A fact restated from a frontmatter field of its cited document (a fact-list line 'Row
     spacing: 25', several joined by '; ', or a table cell in a 'Row spacing' column or row that
     the cited section's text does not quote) that states another value than the field."""
+    if any(c.path not in kb.docs for c in st.cites):
+        return None  # a file that cannot be read: unreadable-source says so
     if st.kind == "cell":
         if any(st.text in kb.verifier.section_text(c) for c in st.cites):
             return None  # quoted from a table in the source, verified as a quote

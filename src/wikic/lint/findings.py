@@ -26,6 +26,10 @@ RULES: dict[str, tuple[str, str]] = {
     "unresolved-supersedes": (WARNING, "a supersedes value or versions chain entry that names nothing"),
     "layer0-tampered": (ERROR, "a layer-0 snapshot whose hash does not match"),
     "hand-edited-generated": (ERROR, "a generated layer-1 file edited by hand"),
+    "unsafe-markup": (ERROR, "raw HTML, an image or a link out of the KB on a wiki page"),
+    "suspicious-instruction": (WARNING, "a cited sentence that instructs the reader or an assistant"),
+    "wiki-shrank": (WARNING, "the wiki lost more than half its pages since the last compile"),
+    "unreadable-source": (ERROR, "a layer-1 file that cannot be parsed (skipped)"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -37,13 +38,14 @@ def rule_stale(kb: KB) -> Iterator[Finding]:
     """stale-page: recompute each managed page's fingerprint from the current sources and plan."""
     if kb.plan is None or kb.schema is None:
         return
-    from ..compile import fingerprint, navigation
+    from ..compile import fingerprint, model_written, navigation
 
     specs = {s.path: s for s in kb.plan.pages}
     existing = {p.path: p for p in kb.content_pages}
+    unanchored = functools.cache(lambda backend: model_written(kb.plan, backend))
     for page in kb.content_pages:
-        if not page.managed:
-            continue
+        if not page.managed or set(map(str, page.meta.get("sources") or ())) & set(kb.unreadable):
+            continue  # made from a file that cannot be read: unreadable-source says so
         spec = specs.get(page.path)
         if spec is None:
             yield finding(
@@ -53,7 +55,9 @@ def rule_stale(kb: KB) -> Iterator[Finding]:
                 "no longer planned (its sources are gone or moved); 'wikic compile' removes it",
             )
             continue
-        fp = fingerprint(spec, kb.docs, kb.schema, _librarian_of(page.meta), navigation(kb.plan, spec))  # type: ignore[arg-type]
+        lib = _librarian_of(page.meta)
+        nav = navigation(kb.plan, spec, unanchored(lib.name))
+        fp = fingerprint(spec, kb.docs, kb.schema, lib, nav)  # type: ignore[arg-type]
         if page.meta["wikic"].get("fingerprint") != fp:
             changed = _changed_inputs(page, spec, kb)
             yield finding(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..citations import Verifier
-from ..layer1 import load_layer1
+from ..citations import DEFAULT_MIN_OVERLAP, Verifier
+from ..config import require_kb
+from ..layer1 import load_layer1, require_sources
 from ..models import SourceDoc
 from ..wikischema import WikiSchema
 from .pages import WikiPage, wiki_pages
@@ -23,6 +24,7 @@ class KB:
     verifier: Verifier
     schema: WikiSchema | None
     plan: Any = None  # plan.Plan, or None without a readable schema
+    unreadable: dict[str, str] = field(default_factory=dict)  # layer-1 files skipped, and why
 
     @cached_property
     def content_pages(self) -> list[WikiPage]:
@@ -37,7 +39,10 @@ def gather(root: Path) -> KB:
     from ..plan import plan, supersession
     from ..wikischema import load_wiki_schema
 
-    docs_list = load_layer1(root)
+    require_kb(root)
+    require_sources(root, "check")
+    unreadable: dict[str, str] = {}
+    docs_list = load_layer1(root, None, unreadable)
     docs = {d.path: d for d in docs_list}
     schema = None
     the_plan = None
@@ -47,13 +52,14 @@ def gather(root: Path) -> KB:
         superseded = the_plan.superseded_by
     else:
         superseded = supersession(docs_list)
-    min_overlap = schema.min_overlap if schema else 0.6
+    min_overlap = schema.min_overlap if schema else DEFAULT_MIN_OVERLAP
     return KB(
         root,
         docs,
         wiki_pages(root),
         superseded,
-        Verifier(docs_list, min_overlap),
+        Verifier(docs_list, min_overlap, unreadable=set(unreadable)),
         schema,
         the_plan,
+        unreadable,
     )
