@@ -170,6 +170,29 @@ def test_eval_resolves_record_ids_by_id_key_or_file_name(example):
     assert [c.file_recall for c in report.cases] == [1.0, 1.0]
 
 
+def test_index_routes_the_example_questions_to_the_page_that_answers_them(example):
+    """Issue 10: index.md (with the pages' text and headings) leads to the page each of our own
+    20 support questions names, and to a page that states the answer."""
+    report = run_eval(example, load_questions(example / "examples" / "questions-pages.yaml"), "index")
+    assert report.metric("page_routed") >= 0.9, [c.problems for c in report.cases if c.page_routed is False]
+    assert report.metric("answer_on_page") >= 0.9
+    case = report.cases[0].as_dict()
+    assert case["pages"] == ["wiki/devices/grove-6.md"] and case["opened"][0].startswith("wiki/")
+
+
+def test_farmbot_index_routes_our_questions_to_their_pages(farmbot):
+    """Issue 10 on FarmBot: 20 support questions of our own, each with the page that answers it."""
+    qs = load_questions(farmbot_kb.FIXTURE / "questions-pages.yaml")
+    report = run_eval(farmbot, qs, "index")
+    assert report.metric("page_routed") >= 0.85 and report.metric("answer_on_page") >= 0.9
+
+
+def test_a_question_page_must_be_a_path(example):
+    (example / "q.yaml").write_text("questions:\n  - id: x\n    question: hi\n    expected: []\n    page: 3\n")
+    result = CliRunner().invoke(app, ["--root", str(example), "eval", str(example / "q.yaml")])
+    assert result.exit_code == 2 and "page must be a wiki page path" in result.output
+
+
 def test_bad_question_file_names_the_question(example):
     (example / "q.yaml").write_text("questions:\n  - id: x\n    question: hi\n    expected: nope\n")
     result = CliRunner().invoke(app, ["--root", str(example), "eval", str(example / "q.yaml")])

@@ -51,6 +51,7 @@ MODES = ("index", "search", "raw")
 LLM_SECTIONS = 8  # retrieved sections an LLM answers from
 INDEX_PAGES = 12  # pages an agent opens after reading index.md
 SKIM_WEIGHT = 0.5  # pages chosen by their whole text, against their index lines
+HEADING_WEIGHT = 1.5  # pages chosen by their best-matching sections, against their index lines
 ROUTE_WEIGHT = 1.0  # the sections found in the pages the index leads to, against the search's
 SEARCH_PAGES = 2  # whole-page hits whose citations join the fused list
 PAGE_REFS = 3  # cited sections taken from each such page
@@ -343,14 +344,16 @@ class Lookup:
         return self.judged(question, "search", fused, k, dict.fromkeys(pages), via)
 
     def via_index(self, question: str, k: int = 10) -> Retrieval:
-        """The agent protocol: read index.md (and its sub-indexes), open the pages whose lines (and
-        text) match best, search within them (their headings and the sources they cite), and
-        search the whole KB for what they miss."""
+        """The agent protocol: read index.md (and its sub-indexes), open the pages whose lines,
+        text and headings match best, search within them (their headings and the sources they
+        cite), and search the whole KB for what they miss."""
         entries = self.index.query("index", question, DEPTH, with_snippets=False)
-        skimmed = [h for h in self.index.query("page", question, DEPTH, with_snippets=False) if not h.anchor]
+        skimmed = self.index.query("page", question, DEPTH, with_snippets=False)
         routes = [
             (1.0, list(dict.fromkeys(h.path for h in entries))),
-            (SKIM_WEIGHT, [h.path for h in skimmed]),
+            (SKIM_WEIGHT, [h.path for h in skimmed if not h.anchor]),
+            # a page of many entries (25 crops) is found by the entry's heading, not its index line
+            (HEADING_WEIGHT, list(dict.fromkeys(h.path for h in skimmed if h.anchor))),
         ]
         chosen = fuse_refs(routes)[:INDEX_PAGES]
         inside = self.index.query("page", question, DEPTH, paths=chosen, with_snippets=False)

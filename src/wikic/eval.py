@@ -24,6 +24,18 @@ the answer ``ask`` gives, built from the context the same ``mode`` gathers:
 - field_stated: for questions naming an ``answer_field``, share of answers stating that field's
   value as an expected document's frontmatter gives it.
 
+Questions that carry ``page`` (the wiki page, or a list of pages, that should answer them) are
+also scored on routing: which wiki pages the lookup opened, in order (in ``index`` mode, the pages
+``index.md`` and the pages' own text led to):
+
+- page_routed@k: share of them with an expected page among the first k pages opened;
+- page_routed@1: share whose first page opened is an expected one.
+
+And every question with ``answer_contains`` is scored on whether a page it opened holds the answer:
+
+- answer_on_page@k: share of them with a page among the first k opened whose text holds every
+  string (a wiki that routes to a page stating the answer serves an agent that reads pages).
+
 Refusals are the answer's. Every figure is also reported per question ``type``.
 """
 
@@ -50,6 +62,7 @@ class Question:
     type: str = ""
     answer_contains: tuple[str, ...] = ()
     answer_field: str = ""
+    pages: tuple[str, ...] = ()  # wiki pages that should answer it (KB-relative)
 
     @property
     def answerable(self) -> bool:
@@ -85,6 +98,10 @@ def load_questions(path: Path) -> list[Question]:
             raise ConfigError(f"{path}: question '{qid}': answer_contains must be a list of strings")
         if not isinstance(answer_field, str):
             raise ConfigError(f"{path}: question '{qid}': answer_field must be a field name")
+        pages = item.get("page", [])
+        pages = [pages] if isinstance(pages, str) else pages
+        if not isinstance(pages, list) or not all(isinstance(p, str) and p.strip() for p in pages):
+            raise ConfigError(f"{path}: question '{qid}': page must be a wiki page path or a list of them")
         if qid in seen:
             raise ConfigError(f"{path}: two questions have id '{qid}'; ids must be unique")
         seen.add(qid)
@@ -96,6 +113,7 @@ def load_questions(path: Path) -> list[Question]:
                 str(item.get("type") or ""),
                 tuple(str(c) for c in contains if str(c).strip()),
                 answer_field.strip(),
+                tuple(p.strip().removeprefix("./") for p in pages),
             )
         )
     return out
@@ -148,6 +166,11 @@ class Case:
     cited_gold: bool | None = None
     field_stated: bool | None = None
     missing: list[str] = field(default_factory=list)  # answer_contains strings the answer lacks
+    pages: list[str] = field(default_factory=list)  # expected wiki pages
+    opened: list[str] = field(default_factory=list)  # the wiki pages the lookup opened, in order
+    page_routed: bool | None = None  # an expected page among the first k opened
+    page_first: bool | None = None  # the first page opened is an expected one
+    answer_on_page: bool | None = None  # a page among the first k opened holds every string
 
     @property
     def failed(self) -> bool:
@@ -168,6 +191,8 @@ class Case:
             out.append(f"answer lacks {self.missing}")
         if self.cited_gold is False:
             out.append("answer cites no expected file")
+        if self.page_routed is False:
+            out.append(f"routed to {self.opened[:3]}, not {self.pages}")
         return out
 
     def as_dict(self) -> dict:
@@ -197,6 +222,13 @@ class Case:
                 else {}
             ),
             **({"field_stated": self.field_stated} if self.field_stated is not None else {}),
+            "opened": self.opened,
+            **(
+                {"pages": self.pages, "page_routed": self.page_routed, "page_first": self.page_first}
+                if self.pages
+                else {}
+            ),
+            **({"answer_on_page": self.answer_on_page} if self.answer_on_page is not None else {}),
         }
 
 
@@ -240,6 +272,13 @@ class EvalReport:
             out["cited_gold"] = mean([float(bool(c.cited_gold)) for c in scored])
         if fields:
             out["field_stated"] = mean([float(bool(c.field_stated)) for c in fields])
+        routed = [c for c in cases if c.page_routed is not None]
+        if routed:
+            out[f"page_routed@{self.k}"] = mean([float(bool(c.page_routed)) for c in routed])
+            out["page_routed@1"] = mean([float(bool(c.page_first)) for c in routed])
+        on_page = [c for c in cases if c.answer_on_page is not None]
+        if on_page and any(c.opened for c in cases):
+            out[f"answer_on_page@{self.k}"] = mean([float(bool(c.answer_on_page)) for c in on_page])
         return out
 
     @property
@@ -319,6 +358,27 @@ def score_answer(q: Question, answer: Answer, resolver: RefResolver, lookup: Loo
     return out
 
 
+def score_pages(q: Question, opened: list[str], root: Path, k: int) -> dict:
+    """Routing figures for one question (see the module docstring)."""
+    out: dict = {"opened": opened[:k]}
+    if q.pages:
+        out |= {"pages": list(q.pages), "page_routed": bool(set(q.pages) & set(opened[:k]))}
+        out["page_first"] = bool(opened) and opened[0] in q.pages
+    if q.expected and q.answer_contains:
+        texts = (_page_text(root, p) for p in opened[:k])
+        out["answer_on_page"] = any(all(contains(t, s) for s in q.answer_contains) for t in texts)
+    return out
+
+
+def _page_text(root: Path, page: str) -> str:
+    """A wiki page's text with its Markdown links reduced to their labels ('' when unreadable)."""
+    try:
+        text = (root / page.partition("#")[0]).read_text("utf-8")
+    except OSError:
+        return ""
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+
+
 def run_eval(
     root: Path,
     questions: list[Question],
@@ -359,6 +419,7 @@ def run_eval(
                     "" if answer.refused else answer.plain,
                     [lookup.ref_label(c) for s in answer.sentences for c in s.cites],
                     **score_answer(q, answer, resolver, lookup),
+                    **score_pages(q, list(found.pages), root, k),
                 )
             )
             if progress:
