@@ -301,6 +301,24 @@ def test_compiled_farmbot_kb_has_no_errors(farm_built: tuple[Path, CheckReport])
     assert "0 error(s)" in result.output.splitlines()[-1]
 
 
+@farmbot
+def test_farmbot_disagreements_are_warnings_with_both_sides_cited(
+    farm_built: tuple[Path, CheckReport],
+) -> None:
+    """Undeclared contradictions are listed for review (issue 10): the flashing tool, the
+    leadscrew lubricant and the Raspberry Pi model, each side with its cited section."""
+    _, report = farm_built
+    found = [f.message for f in report.warnings if f.rule == "contradiction"]
+    for a, b in (
+        ("Raspberry Pi Imager", "Etcher"),
+        ("synthetic lubricant", "graphite lubricant"),
+        ("Raspberry Pi Zero 2 W", "Raspberry Pi Zero W"),
+    ):
+        (message,) = [m for m in found if f"'{a}'" in m and f"'{b}'" in m][:1]
+        assert len(set(re.findall(r"layer1_sources/[\w/.-]+\.md#[\w-]+", message))) == 2, message
+    assert not [f for f in report.errors if f.rule == "contradiction"]
+
+
 def cited_anchor(root: Path, pattern: str) -> tuple[str, str]:
     """(layer-1 path, anchor) of the first citation matching ``pattern`` in the wiki."""
     for page in sorted((root / "wiki").rglob("*.md")):

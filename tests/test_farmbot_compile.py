@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -29,7 +30,7 @@ def farm(tmp_path, api: ApiServer):
 
 
 def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> None:
-    report = compile_wiki(farm)
+    report = first = compile_wiki(farm)
     assert report.failed == [] and report.dropped == 0
     assert report.verified == report.sentences > 1000
     assert assert_every_fact_cited(farm) == report.citations
@@ -70,3 +71,12 @@ def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> N
     assert citing and set(report.changed) == citing
     assert changed - {"wiki/index.md", "wiki/log.md"} == citing
     assert json.dumps(report.added) == "[]" and report.removed == []
+    # Coverage read from the pages left as they were equals coverage from fresh drafts.
+    assert report.coverage["sentences"] == first.coverage["sentences"] and report.coverage["missing"] == []
+    # The log says which fact changed, not only which pages.
+    assert re.search(
+        r"^- fact crops/carrot: Row spacing \S+ → 22$", (farm / "wiki/log.md").read_text("utf-8"), re.M
+    )
+    assert report.fact_changes == [
+        c for c in report.fact_changes if c.startswith("crops/carrot: Row spacing")
+    ]

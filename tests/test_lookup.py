@@ -188,7 +188,9 @@ def test_farmbot_index_routes_our_questions_to_their_pages(farmbot):
 
 
 def test_a_question_page_must_be_a_path(example):
-    (example / "q.yaml").write_text("questions:\n  - id: x\n    question: hi\n    expected: []\n    page: 3\n")
+    (example / "q.yaml").write_text(
+        "questions:\n  - id: x\n    question: hi\n    expected: []\n    page: 3\n"
+    )
     result = CliRunner().invoke(app, ["--root", str(example), "eval", str(example / "q.yaml")])
     assert result.exit_code == 2 and "page must be a wiki page path" in result.output
 

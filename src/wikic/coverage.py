@@ -176,6 +176,9 @@ def of_pages(
     return measure(docs, cited_texts(pairs), unplaced, superseded_by)
 
 
+_MARKER = re.compile(r"^\s*(?:(?:[-*>|]|\d+\.)\s+)*")  # what a page puts before a line's text
+
+
 def lines_of(path: str, text: str) -> list[tuple[str, list[str]]]:
     """(text, cited layer-1 paths) of each line of a wiki page that cites a source, read as its
     text without the citations: a quicker read than the statements ``check`` parses."""
@@ -184,5 +187,5 @@ def lines_of(path: str, text: str) -> list[tuple[str, list[str]]]:
         if "layer1_sources/" in line:
             cited = [c.path for c in parse_citations(line, path)]
             if cited:
-                pairs.append((strip_citations(line).lstrip("-*>|0123456789. ").strip(), cited))
+                pairs.append((_MARKER.sub("", strip_citations(line)).strip(), cited))
     return pairs

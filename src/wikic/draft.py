@@ -140,7 +140,8 @@ def relative(href: str, page_path: str) -> str:
     return rel + (f"#{anchor}" if anchor else "")
 
 
-_PROTECTED = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`]*`|\*\*[^*]+:\*\*")  # links, code, fact labels
+# links, bracketed text (a link inside would nest brackets), code, fact labels
+_PROTECTED = re.compile(r"\[[^\]]*\](?:\([^)]*\))?|`[^`]*`|\*\*[^*]+:\*\*")
 
 
 class _Linker:
@@ -194,6 +195,7 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
     link = _Linker(nav, page_path)
     mentions = dict(nav.mentions)
     entry = ""  # the layer-1 path of the entry being rendered (its facts cite it)
+    in_lead = True  # the lead belongs to no entry, though it quotes one
     lines: list[str] = [f"# {draft.title}", ""]
 
     def close_entry() -> None:
@@ -203,13 +205,14 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
 
     for b in draft.blocks:
         if b.kind == "heading":
+            in_lead = False
             if b.level <= 2:
                 close_entry()
                 entry = ""
             link.section()
             lines += ["#" * b.level + " " + b.text, ""]
             continue
-        if not entry:
+        if not entry and not in_lead:
             entry = next((c.path for s in b.sentences for c in s.cites), "") or next(
                 (c.cites[0].path for r in b.rows for c in r if c.cites), ""
             )

@@ -688,6 +688,7 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
             outgoing[spec.path] |= {path for path, *_ in spec.config["models"]}
         for found_in in (spec.config.get("mentions") or {}).values():  # where others name its entries
             outgoing[spec.path] |= {the_plan.homes[p] for p, _, _ in found_in if p in the_plan.homes}
+        outgoing[spec.path] |= noted_targets(the_plan, spec)
         outgoing[spec.path].discard(spec.path)
     series = {
         s.path: s.title.split(":", 1)[0].rstrip(" 0123456789") for s in the_plan.pages if s.type == "topic"
@@ -710,6 +711,24 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         outgoing[p] = outgoing[p] | set(related)
     the_plan.backlinks = backlinks(outgoing)
     the_plan.titles = {s.path: s.title for s in the_plan.pages}
+
+
+def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
+    """The pages a page's notes link to: where the fact that superseded one of its statements is
+    stated, and where a source that disagrees with one of them is shown."""
+    paths = {key.partition("#")[0] for key in section_keys(spec)}
+    points = [
+        (change.statement.doc.path, change.statement.anchor)
+        for path in paths
+        for change, _ in the_plan.timeline.outdated.get(path, {}).values()
+    ]
+    points += [
+        (other.doc.path, other.anchor)
+        for d in the_plan.disputes
+        for this, other in ((d.a, d.b), (d.b, d.a))
+        if this.doc.path in paths
+    ]
+    return {t.path for t in (the_plan.target(*p) for p in points) if t is not None}
 
 
 def topic_rules(configured: tuple[TopicRule, ...], pool: list[SourceDoc]) -> list[TopicRule]:

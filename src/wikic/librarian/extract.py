@@ -463,8 +463,12 @@ DENIED = frozenset(
 )
 
 
+# Words of courtesy that comment threads and letters are full of; nobody searches by them.
+COURTESY = frozenset("thank thanks thx please sorry hello hey welcome cheers regards congrats".split())
+
+
 def denied(keyword: str) -> bool:
-    return any(w in DENIED for w in re.findall(r"[a-z]+", keyword.lower()))
+    return any(w in DENIED or w in COURTESY for w in re.findall(r"[a-z]+", keyword.lower()))
 
 
 def source_tables(doc: SourceDoc):

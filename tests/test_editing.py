@@ -1,0 +1,210 @@
+"""Pages an editor would write (issue 10): a cited lead on every page, no sentence twice on a page,
+a link graph, time made visible, and an index that fits its token budget.
+
+The example KB's committed wiki is read as it is (``test_compile`` holds it equal to what compile
+produces); FarmBot is compiled once per session from the corpus served on loopback."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from wikiasserts import _is_navigation, body_lines, pages
+
+from wikic.draft import parse_citations, strip_citations
+from wikic.index import KEYWORDS, SUMMARY_CHARS, Entry, clean_entry, estimate_tokens
+from wikic.librarian.extract import denied, keywords
+from wikic.search import read_index_entries
+
+REPO = Path(__file__).resolve().parents[1]
+LINK = re.compile(r"\]\(([^)#]*)(?:#[^)]*)?\)")
+
+
+def content_pages(root: Path) -> dict[str, str]:
+    return {p: t for p, t in pages(root).items() if not p.startswith("wiki/index")}
+
+
+def lead(text: str) -> list[str]:
+    """The lines between a page's title and its first section."""
+    body = body_lines(text)
+    start = next(i for i, line in enumerate(body) if line.startswith("# ")) + 1
+    out = []
+    for line in body[start:]:
+        if line.startswith(("## ", "|", "- ")):  # a section, a comparison's table, a glossary's list
+            break
+        if line.strip():
+            out.append(line)
+    return out
+
+
+def statements(text: str) -> list[str]:
+    """The cited prose lines of a page, citations removed (table rows and link lines aside)."""
+    out = []
+    for line in body_lines(text):
+        s = line.strip().removeprefix("- ").removeprefix("> ")
+        if not s or s.startswith(("#", "|")) or _is_navigation(s) or "layer1_sources" not in s:
+            continue
+        out.append(" ".join(strip_citations(s).split()))
+    return out
+
+
+def page_links(root: Path, page: str, text: str) -> set[str]:
+    """The wiki pages ``page`` links to (itself and layer-1 sources aside)."""
+    out = set()
+    for href in LINK.findall(text):
+        if not href or "layer1_sources" in href or "://" in href:
+            continue
+        target = (root / page).parent.joinpath(href).resolve().relative_to(root.resolve()).as_posix()
+        if target != page:
+            out.add(target)
+    return out
+
+
+@pytest.fixture(params=["example", "farmbot"])
+def wiki(request: pytest.FixtureRequest) -> Path:
+    return REPO if request.param == "example" else request.getfixturevalue("farmbot_compiled")
+
+
+def test_every_page_opens_with_a_cited_lead(wiki: Path) -> None:
+    for path, text in content_pages(wiki).items():
+        opening = lead(text)
+        assert opening, f"{path} has no lead"
+        assert all(parse_citations(line, path) for line in opening), f"{path}: {opening}"
+        sentences = sum(max(1, len(re.findall(r"[.!?](?:\s|$)", strip_citations(x)))) for x in opening)
+        assert 1 <= sentences <= 3, path
+
+
+def test_no_sentence_is_stated_twice_on_a_page(wiki: Path) -> None:
+    for path, text in content_pages(wiki).items():
+        twice = [s for s, n in Counter(statements(text)).items() if n > 1]
+        assert not twice, f"{path}: {twice[:3]}"
+
+
+def test_pages_link_to_each_other_and_not_only_through_the_index(wiki: Path) -> None:
+    found = content_pages(wiki)
+    out = {p: page_links(wiki, p, t.split("\n## Linked from\n")[0]) & set(found) for p, t in found.items()}
+    linked_from = {target for targets in out.values() for target in targets}
+    assert sum(bool(v) for v in out.values()) >= 0.9 * len(found)
+    assert len(linked_from & set(found)) >= 0.9 * len(found)
+    assert not any("[[" in t for t in pages(wiki).values())  # no unresolved wiki links
+    # every page that links here is listed at the end, under "Linked from" or already in "See also"
+    for page, text in found.items():
+        tail = text.split("\n## See also\n", 1)[-1] if "\n## See also\n" in text else ""
+        tail += text.split("\n## Linked from\n", 1)[-1] if "\n## Linked from\n" in text else ""
+        listed = page_links(wiki, page, tail)
+        missing = {p for p, targets in out.items() if page in targets} - listed
+        assert not missing, (page, missing)
+
+
+def test_changes_page_lists_each_change_newest_first_with_both_sides_cited() -> None:
+    text = (REPO / "wiki/changes.md").read_text("utf-8")
+    changes = re.findall(r"^## (.+?): ", text, re.M)
+    assert changes == ["20% → 15%", "30 days → 45 days → 60 days", "14 days → 21 days"]
+    for section in text.split("\n## ")[1:4]:
+        dated = re.findall(
+            r"^- \*\*(\d{4}-\d\d-\d\d)\*\*: .+\[.+\]\(\.\./layer1_sources/.+\)$", section, re.M
+        )
+        assert len(dated) >= 2 and dated == sorted(dated, reverse=True)
+
+
+def test_an_old_fact_is_never_stated_as_current_next_to_its_replacement() -> None:
+    """Every older statement changes.md lists (vacation mode 'up to 14 days', the low-water alert
+    at 20%, the 45-day return window) appears elsewhere only in a dated Superseded note."""
+    text = (REPO / "wiki/changes.md").read_text("utf-8")
+    old = []
+    for section in text.split("\n## ")[1:4]:
+        said = [
+            strip_citations(s).strip()
+            for s in re.findall(r"^- \*\*\d{4}-\d\d-\d\d\*\*: (.+)$", section, re.M)
+        ]
+        old += said[1:]  # the first is the current statement
+    assert any("up to 14 days" in s for s in old) and any("20%" in s for s in old)
+    for path, page in content_pages(REPO).items():
+        if path == "wiki/changes.md":
+            continue
+        for line in body_lines(page):
+            for sentence in old:
+                if sentence in line:
+                    assert re.match(r"> \*\*Superseded\*\* \(stated \d{4}-\d\d-\d\d; now ", line), (
+                        path,
+                        line,
+                    )
+
+
+def test_an_index_line_per_page_within_its_budget(wiki: Path) -> None:
+    index = (wiki / "wiki/index.md").read_text("utf-8")
+    assert estimate_tokens(index) <= 3000
+    entries = read_index_entries(wiki)
+    found = content_pages(wiki)
+    assert {e.path for e in entries} == set(found)
+    for e in entries:
+        assert len(e.summary) <= SUMMARY_CHARS and len(e.keywords) <= KEYWORDS, e
+        assert not re.search(r"\b(?:bom|v\d+(?:\.\d+)+)\b", e.title), e.title  # no raw folder names
+        words = " ".join(yaml.safe_load(found[e.path].split("---\n")[1]).get("title", "").split()).lower()
+        page = found[e.path].lower() + words
+        for k in e.keywords:
+            assert re.fullmatch(r"[a-z0-9][a-z0-9 .+-]*", k) and not denied(k), (e.path, k)
+            assert k in page, (e.path, k)
+
+
+# The kinds of junk an index once carried: a fragment of an address, people's names and a thank-you
+# from a comment thread, an accented typo, and offensive common names from a crop record.
+JUNK = [
+    '" in the poughkeepsie, new york area)',
+    "chris, emi, réstep, thank",
+    "redneck",
+    "Hillbilly Tomato",
+    "(see",
+    "fuck",
+]
+
+
+def test_junk_never_becomes_an_index_keyword() -> None:
+    entry = clean_entry(Entry("wiki/x.md", "topic", "X", "s" * 300, (*JUNK, "tomato", "row spacing")))
+    assert entry.keywords == ("tomato", "row spacing") and len(entry.summary) <= SUMMARY_CHARS
+    texts = [
+        "Tomatoes",
+        "Thank you Chris and Emi for the réstep photos taken in the Poughkeepsie, New York area.",
+        "The Hillbilly tomato is also called redneck tomato; row spacing is 60 cm.",
+    ]
+    mined = keywords(texts, n=KEYWORDS)
+    assert not any(denied(k) or k in ("chris", "emi", "thank", "poughkeepsie", "réstep") for k in mined), (
+        mined
+    )
+
+
+def test_check_reports_dead_end_and_index_only_pages(example_kb: Path) -> None:
+    """A page whose links to other pages are removed is a dead end; a page no other page links
+    to any more is reachable only from the index. Both are warnings, not errors."""
+    from wikic.lint import check
+
+    target = "wiki/topics/algae.md"
+    for page in (example_kb / "wiki").rglob("*.md"):
+        rel = page.relative_to(example_kb).as_posix()
+        if rel.startswith("wiki/index") or rel == "wiki/log.md":
+            continue
+        text = page.read_text("utf-8")
+        if rel == target:  # keep its citations, drop its links to pages
+            text = re.sub(r"\[([^\]]*)\]\((?![^)]*layer1_sources)[^)]*\)", r"\1", text)
+            text = re.sub(r"\n## (See also|Linked from)\n(?:\n- .*)+", "", text)
+        else:  # nothing links to it any more
+            text = "\n".join(line for line in text.split("\n") if "algae.md" not in line)
+        page.write_text(text, "utf-8")
+    report = check(example_kb)
+    warned = {(f.rule, f.path) for f in report.warnings}
+    assert ("dead-end-page", target) in warned and ("index-only-page", target) in warned
+    assert not [f for f in report.errors if f.path == target and f.rule != "stale-page"]
+
+
+def test_a_first_mention_links_but_never_inside_brackets_links_or_code() -> None:
+    from wikic.draft import Navigation, _Linker
+    from wikic.links import key_of
+
+    link = _Linker(Navigation(names=((key_of("photo"), "wiki/topics/photos.md"),)), "wiki/topics/x.md")
+    for text in ("the “[take photo] - USB” error", "see [a photo](y.md)", "run `photo` now"):
+        assert link(text) == text
+    assert link("Take a photo now.") == "Take a [photo](photos.md) now."
+    assert link("Another photo.") == "Another photo."  # the first mention in a section only
