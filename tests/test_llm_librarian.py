@@ -190,7 +190,7 @@ def test_malformed_output_is_retried_once_then_the_page_is_skipped(kb: Path) -> 
     assert len(calls) == 2 and "could not be used: no tool call" in calls[1].user
     assert report.failed == [TOPIC] and not (kb / TOPIC).exists()
     assert (kb / DEVICE).exists() and lib.usage.retries == 2
-    assert any("malformed model output twice" in n for n in report.notes)
+    assert "malformed model output twice" in report.causes[TOPIC]
 
 
 def test_malformed_output_then_a_good_answer_writes_the_page(kb: Path) -> None:
@@ -238,7 +238,7 @@ def test_a_provider_failure_skips_one_page_and_a_config_error_stops_the_compile(
     model = MockModel(default=scripted(troubleshooting=[ModelError("overloaded after retries")]))
     report = compile_wiki(kb, librarian=LLMLibrarian(model, 2))
     assert report.failed == [TOPIC] and (kb / DEVICE).exists()
-    assert any("overloaded after retries" in n for n in report.notes)
+    assert report.causes == {TOPIC: "overloaded after retries"}
 
     fresh = kb.parent / "fresh"
     import shutil
