@@ -226,7 +226,7 @@ def test_page_limit_and_dry_run_try_a_model_on_a_few_pages(example_kb: Path) -> 
         dry = runner.invoke(app, [*base, "--dry-run", "--json", "--page", "grove-6"], env=env(fake))
         row = json.loads(dry.stdout)["plan"][0]
         assert row["page"] == "wiki/devices/grove-6.md" and row["context_tokens"] == 8192
-        assert row["parts"] >= 2 and row["prompt_tokens"] <= 8192 - 4096  # split to leave the reply room
+        assert row["parts"] >= 2 and row["prompt_tokens"] <= 8192 - 2048  # split to leave the reply room
 
         one = runner.invoke(app, [*base, "--page", "grove-6"], env=env(fake))
         assert one.exit_code == 0, one.output

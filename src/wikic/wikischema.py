@@ -72,10 +72,12 @@ class Librarian:
     model: str = ""
     base_url: str = ""
     concurrency: int = 4
-    max_tokens: int = 4096  # reply budget per request
+    max_tokens: int = 2048  # reply budget per request
     timeout: float = 600.0  # seconds to wait for one reply (a small local model needs minutes)
     context_tokens: int = 0  # the model's context window; 0 = the backend's default
-    page_chars: int = 12000  # source text per request; a page with more is written in parts
+    page_chars: int = (
+        8000  # source text per request (about max_tokens × 4): a page with more is written in parts
+    )
     price_in_per_mtok: float = 3.0
     price_out_per_mtok: float = 15.0
 
@@ -214,10 +216,10 @@ def load_wiki_schema(root: Path) -> WikiSchema:
         model=lf.get("model", str, ""),
         base_url=lf.get("base_url", str, ""),
         concurrency=lf.positive("concurrency", 4),
-        max_tokens=lf.positive("max_tokens", 4096),
+        max_tokens=lf.positive("max_tokens", 2048),
         timeout=lf.positive("timeout", 600.0),
         context_tokens=lf.get("context_tokens", int, 0),
-        page_chars=lf.positive("page_chars", 12000),
+        page_chars=lf.positive("page_chars", 8000),
         price_in_per_mtok=lf.get("price_in_per_mtok", float, 3.0),
         price_out_per_mtok=lf.get("price_out_per_mtok", float, 15.0),
     )

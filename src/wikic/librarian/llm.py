@@ -21,6 +21,7 @@ import json
 import queue
 import re
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,7 +34,6 @@ from ..wikischema import WikiSchema
 from .base import Failure, PageJob, Usage
 from .merge import merge
 from .model import (
-    CITED_SENTENCE,
     ContextOverflow,
     Model,
     ModelConfigError,
@@ -129,24 +129,36 @@ EXAMPLE_SENTENCES = (
 # Text that talks about the request instead of the subject ("calling write_page", "S3").
 _PROMPT_TALK = re.compile(r"write_page|repair_sentences|</?source|\bS\d+\b")
 
+# Bounds on every string and list: a grammar-constrained local model (llama.cpp turns the schema
+# into a grammar) cannot loop on one keyword until max_tokens, and cites are keys by construction.
+SENTENCE = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "maxLength": 600},
+        "cites": {"type": "array", "items": {"type": "string", "pattern": "^S[0-9]{1,4}$"}, "maxItems": 3},
+    },
+    "required": ["text", "cites"],
+}
+
 WRITE_PAGE = Tool(
     "write_page",
     "Write one wiki page as cited sentences grouped in sections.",
     {
         "type": "object",
         "properties": {
-            "summary": {"type": "string"},
-            "keywords": {"type": "array", "items": {"type": "string"}},
+            "summary": {"type": "string", "maxLength": 240},
+            "keywords": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 8},
             "sections": {
                 "type": "array",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "heading": {"type": "string"},
-                        "sentences": {"type": "array", "items": CITED_SENTENCE},
+                        "heading": {"type": "string", "maxLength": 80},
+                        "sentences": {"type": "array", "items": SENTENCE, "maxItems": 24},
                     },
                     "required": ["heading", "sentences"],
                 },
+                "maxItems": 60,
             },
         },
         "required": ["summary", "keywords", "sections"],
@@ -165,11 +177,12 @@ REPAIR = Tool(
                     "type": "object",
                     "properties": {
                         "id": {"type": "integer"},
-                        "text": {"type": "string"},
-                        "cites": {"type": "array", "items": {"type": "string"}},
+                        "text": {"type": "string", "maxLength": 600},
+                        "cites": SENTENCE["properties"]["cites"],
                     },
                     "required": ["id", "text", "cites"],
                 },
+                "maxItems": 40,
             }
         },
         "required": ["sentences"],
@@ -404,6 +417,13 @@ def parse_page(args: dict[str, Any]) -> tuple[str, list[str], list[tuple[str, li
     return summary, kws, out
 
 
+def looping(resp: ModelResponse) -> bool:
+    """Whether a reply is mostly one phrase over and over (small models at temperature 0 do
+    that until max_tokens): such text compresses to a small fraction of its length."""
+    text = json.dumps(resp.tool_input) if isinstance(resp.tool_input, dict) else resp.text
+    return len(text) >= 400 and len(zlib.compress(text.encode())) < 0.15 * len(text)
+
+
 def copies_example(text: str, sources: str = "") -> bool:
     """Whether ``text`` is taken from the prompt's worked example rather than from the sources."""
     low = text.lower()
@@ -459,9 +479,9 @@ class LLMLibrarian:
         concurrency: int = 4,
         *,
         name: str = "llm",
-        max_tokens: int = 4096,
+        max_tokens: int = 2048,
         context_tokens: int = 200_000,
-        page_chars: int = 12_000,
+        page_chars: int = 8000,
         outlines: dict[str, tuple[str, ...]] | None = None,
         batch: bool = False,
     ) -> None:
@@ -713,6 +733,9 @@ class LLMLibrarian:
             if resp.truncated:
                 cut = f"the reply was cut off at max_tokens ({req.max_tokens:,} tokens)"
                 bigger = min(2 * req.max_tokens, self.context_tokens - self.prompt_tokens(req))
+                if looping(resp):  # the same prompt loops again, whatever the budget: split it
+                    cut += " repeating itself"
+                    bigger = 0
                 if retry and attempt == 0 and bigger >= 1.25 * req.max_tokens:
                     self._note(job, f"{cut}; asked again with {bigger:,}")
                     req = replace(req, max_tokens=bigger)

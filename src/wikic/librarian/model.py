@@ -102,10 +102,12 @@ class ModelConfigError(ModelError):
 # How providers say a prompt is over the context window, with the numbers they give:
 # llama.cpp server "request (9962 tokens) exceeds the available context size (8192 tokens)";
 # OpenAI, vLLM and llama-cpp-python "maximum context length is 8192 tokens. However, you
-# requested 9962 tokens"; llama-cpp-python "Requested tokens (9962) exceed context window of
-# 8192"; Anthropic "prompt is too long: 215000 tokens > 200000 maximum".
+# requested 14058 tokens (9962 in the messages, 4096 in the completion)"; llama-cpp-python
+# "Requested tokens (9962) exceed context window of 8192"; Anthropic "prompt is too long:
+# 215000 tokens > 200000 maximum".
 _OVERFLOW = (
     re.compile(r"\((?P<prompt>\d+) tokens\) exceeds? the available context size \((?P<ctx>\d+) tokens\)"),
+    re.compile(r"maximum context length is (?P<ctx>\d+) tokens.*?\((?P<prompt>\d+) in the messages", re.S),
     re.compile(r"maximum context length is (?P<ctx>\d+) tokens.*?requested (?P<prompt>\d+) tokens", re.S),
     re.compile(r"requested tokens \((?P<prompt>\d+)\) exceed context window of (?P<ctx>\d+)"),
     re.compile(r"prompt is too long: (?P<prompt>\d+) tokens > (?P<ctx>\d+)"),
