@@ -496,3 +496,21 @@ def test_a_reply_cut_off_while_repeating_itself_is_asked_again_in_halves_not_wit
     # a reply cut off without looping gets a larger budget instead
     other = [r for r in model.history if r.key.endswith("cleaning-and-maintenance.md")]
     assert [r.max_tokens for r in other][:2] == [1000, 2000] and report.failed == []
+
+
+def test_a_repair_request_fits_the_context_and_lists_only_the_failures_that_fit(kb: Path) -> None:
+    def false(req: ModelRequest) -> dict[str, Any]:
+        key = re.search(r'<source key="(S\d+)"', req.user).group(1)
+        sentences = [
+            {"text": f"The algae grows {n} times faster in tank number {n + 500}.", "cites": [key]}
+            for n in range(60)
+        ]
+        return {"summary": "", "keywords": [], "sections": [{"heading": "Algae", "sentences": sentences}]}
+
+    model = MockModel(default=scripted(troubleshooting=[false, {"sentences": []}]))
+    lib = LLMLibrarian(model, 1, context_tokens=3500, max_tokens=1000)
+    report = compile_wiki(kb, librarian=lib)
+    repair = next(r for r in model.history if r.tool_name == "repair_sentences")
+    listed = re.findall(r"^\d+\. ", repair.user, re.M)
+    assert 0 < len(listed) < 60 and lib.prompt_tokens(repair) + repair.max_tokens <= 3500
+    assert '<source key="' in repair.user and report.dropped >= 60 and TOPIC not in report.failed

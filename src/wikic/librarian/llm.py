@@ -49,6 +49,7 @@ MAX_SENTENCE_CHARS = 600
 CHARS_PER_TOKEN = 4  # the estimate before a provider reports real counts
 PROMPT_MARGIN = 64  # tokens: chat-template wrapping the estimate does not see
 MIN_PART_CHARS = 800  # source text below which a part is not worth a request
+TAG_CHARS = 200  # a source block's tags around its text
 
 OUTPUT_CONTRACT = """\
 # How to answer
@@ -561,10 +562,14 @@ class LLMLibrarian:
             )
         return chars
 
+    def offered(self, job: PageJob) -> tuple[list[Keyed], int]:
+        """The page's keyed sections, in pieces that fit one request, and that request's budget."""
+        budget = self.part_budget(job)
+        return offered_sections(job, budget - TAG_CHARS), budget
+
     def parts(self, job: PageJob) -> list[list[Keyed]]:
         """The page's keyed sections in parts that each fit one request."""
-        budget = self.part_budget(job)
-        return pack(offered_sections(job, budget - 200), budget)
+        return pack(*self.offered(job))
 
     def estimate(self, job: PageJob) -> dict[str, Any]:
         """For ``compile --dry-run``: parts, the largest prompt, and tokens in and out."""
@@ -860,22 +865,13 @@ class LLMLibrarian:
         if not todo:
             return None
         try:
-            keyed = offered_sections(job, self.part_budget(job) - 200)
-            budget = self.part_budget(job)
+            keyed, budget = self.offered(job)
         except PageFailure:
             return None
         back: dict[str, str] = {}
         for k in keyed:
             back.setdefault(str(k.cite), k.key)
         invented = draft.stats.get("invented", {})
-        # offer the sections the failed sentences cite, then others, as far as one request holds
-        cited = {c for f in todo for c in f.cites}
-        offered, used = [], 0
-        for k in sorted(keyed, key=lambda k: str(k.cite) not in cited):
-            if used + len(k.block()) <= budget:
-                offered.append(k)
-                used += len(k.block())
-        offered.sort(key=lambda k: int(k.key[1:]))
         lines = [
             "# Repair",
             "",
@@ -884,13 +880,25 @@ class LLMLibrarian:
             "Call repair_sentences.",
             "",
         ]
+        room = budget  # the failures and the sections they need share one request's budget
         for i, f in enumerate(todo, 1):
             keys = [back.get(c, c) for c in f.cites] + [
                 f"{k} (no such key)" for k in invented.get(f.text, [])
             ]
-            lines.append(
-                f"{i}. {json.dumps(f.text, ensure_ascii=False)} cites [{', '.join(keys)}]: {f.reason}"
-            )
+            line = f"{i}. {json.dumps(f.text, ensure_ascii=False)} cites [{', '.join(keys)}]: {f.reason}"
+            if room - len(line) < budget // 2:
+                todo = todo[: i - 1]  # the rest are dropped unrepaired
+                break
+            lines.append(line)
+            room -= len(line)
+        # offer the sections the failed sentences cite, then others, as far as the request holds
+        cited = {c for f in todo for c in f.cites}
+        offered: list[Keyed] = []
+        for k in sorted(keyed, key=lambda k: str(k.cite) not in cited):
+            if len(k.block()) <= room:
+                offered.append(k)
+                room -= len(k.block())
+        offered.sort(key=lambda k: int(k.key[1:]))
         req = self.request(job, offered, "\n".join(lines), REPAIR)
         try:
             resp = self._call(req)
