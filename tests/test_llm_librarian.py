@@ -21,7 +21,7 @@ from wikic.draft import Block, Cell, Citation, Draft, Sentence
 from wikic.errors import ConfigError
 from wikic.layer1 import load_layer1
 from wikic.librarian.base import PageJob
-from wikic.librarian.llm import OUTPUT_CONTRACT, LLMLibrarian, PageFailure, pieces
+from wikic.librarian.llm import OUTPUT_CONTRACT, TOOLS_JSON, LLMLibrarian, PageFailure, pieces
 from wikic.librarian.merge import merge
 from wikic.librarian.model import (
     MockModel,
@@ -31,7 +31,7 @@ from wikic.librarian.model import (
     ModelResponse,
     context_overflow,
 )
-from wikic.plan import PageSpec
+from wikic.plan import PageSpec, plan
 from wikic.wikischema import load_wiki_schema
 
 REPO = Path(__file__).resolve().parents[1]
@@ -514,3 +514,23 @@ def test_a_repair_request_fits_the_context_and_lists_only_the_failures_that_fit(
     listed = re.findall(r"^\d+\. ", repair.user, re.M)
     assert 0 < len(listed) < 60 and lib.prompt_tokens(repair) + repair.max_tokens <= 3500
     assert '<source key="' in repair.user and report.dropped >= 60 and TOPIC not in report.failed
+
+
+def test_token_counts_in_replies_teach_the_estimate_so_later_pages_split_before_they_overflow(
+    kb: Path,
+) -> None:
+    def counted(req: ModelRequest) -> ModelResponse:  # a provider whose tokens are 3 characters
+        chars = sum(map(len, req.system)) + len(req.user) + len(TOOLS_JSON)
+        return ModelResponse(tool_input=brain(req), prompt_tokens=chars // 3)
+
+    docs = {d.path: d for d in load_layer1(kb)}
+    spec = next(s for s in plan(list(docs.values()), load_wiki_schema(kb)).pages if s.path == DEVICE)
+    job = PageJob(spec, {p: docs[p] for p in spec.sources}, {}, "Rules.")
+    lib = LLMLibrarian(MockModel(default=counted), 1, context_tokens=3000, max_tokens=700, page_chars=100_000)
+    before = len(lib.parts(job))
+    lib.write([job])
+    assert 1.3 < lib._scale < 1.4 and len(lib.parts(job)) > before
+    for i, part in enumerate(lib.parts(job), 1):
+        req = lib.request(job, part, part=(i, 9))
+        real = (sum(map(len, req.system)) + len(req.user) + len(TOOLS_JSON)) // 3
+        assert real + req.max_tokens <= 3000

@@ -72,7 +72,12 @@ def usage_of(u: Any, retries: int = 0) -> Usage:
 
 
 def response_of(message: Any, retries: int = 0) -> ModelResponse:
-    out = ModelResponse(usage=usage_of(message.usage, retries), stop_reason=str(message.stop_reason or ""))
+    usage = usage_of(message.usage, retries)
+    out = ModelResponse(
+        usage=usage,
+        stop_reason=str(message.stop_reason or ""),
+        prompt_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+    )
     texts = []
     for block in message.content:
         if block.type == "tool_use" and out.tool_input is None:

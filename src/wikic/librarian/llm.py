@@ -596,9 +596,11 @@ class LLMLibrarian:
         resp = self.model_api.complete(req)
         with self._lock:
             self.usage.add(resp.usage)
-            seen = resp.usage.input_tokens + resp.usage.cache_read_tokens + resp.usage.cache_write_tokens
-            if seen:  # learn how the provider counts: later pages are split to fit before they fail
-                self._scale = max(self._scale, seen / (self.prompt_tokens(req) - PROMPT_MARGIN) * self._scale)
+            if (
+                resp.prompt_tokens
+            ):  # learn how the provider counts: later pages are split to fit before they fail
+                estimate = (self.prompt_tokens(req) - PROMPT_MARGIN) / self._scale
+                self._scale = max(self._scale, resp.prompt_tokens / estimate)
         return resp
 
     def _note(self, job: PageJob, text: str) -> None:

@@ -67,6 +67,7 @@ class ModelResponse:
     citations: list[dict[str, Any]] = field(default_factory=list)  # provider citation blocks, if any
     usage: Usage = field(default_factory=lambda: Usage(calls=1))
     stop_reason: str = ""
+    prompt_tokens: int = 0  # the whole prompt as the provider counted it (cached or not); 0: unknown
 
     @property
     def truncated(self) -> bool:

@@ -163,7 +163,7 @@ class OpenAIModel:
             cache_read_tokens=int(details.get("cached_tokens") or 0),
             retries=retries,
         )
-        out = ModelResponse(text=message.get("content") or "", usage=usage)
+        out = ModelResponse(text=message.get("content") or "", usage=usage, prompt_tokens=usage.input_tokens)
         out.stop_reason = str(data["choices"][0].get("finish_reason") or "")
         for call in message.get("tool_calls") or []:
             args = (call.get("function") or {}).get("arguments")
