@@ -146,7 +146,7 @@ class AnthropicModel:
         return response_of(message, getattr(raw, "retries_taken", 0))
 
     def close(self) -> None:
-        """Stop: requests in flight end at once, and no retry starts."""
+        """Stop: no request or retry starts from now on (one in flight runs to its end)."""
         self._closed.set()
         self.client.close()
 

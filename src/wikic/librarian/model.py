@@ -132,6 +132,9 @@ def context_overflow(message: str) -> ContextOverflow | None:
 
 
 class Model(Protocol):
+    """A provider. It may also have ``close()``: the librarian calls it when a compile stops
+    (a configuration error, Ctrl-C), after which no request or retry may start."""
+
     name: str  # the model id sent to the provider
     supports_cache: bool  # honours ``ModelRequest.cached`` (prompt caching)
     supports_citations: bool  # can return provider citation blocks

@@ -180,7 +180,7 @@ class OpenAIModel:
         return out
 
     def close(self) -> None:
-        """Stop: requests in flight end at once, and no retry starts."""
+        """Stop: no request or retry starts from now on (one in flight runs to its end)."""
         self._closed.set()
         self.client.close()
 
