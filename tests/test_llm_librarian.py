@@ -24,6 +24,7 @@ from wikic.librarian.base import PageJob
 from wikic.librarian.llm import OUTPUT_CONTRACT, TOOLS_JSON, LLMLibrarian, PageFailure, pieces
 from wikic.librarian.merge import merge
 from wikic.librarian.model import (
+    ContextOverflow,
     MockModel,
     ModelConfigError,
     ModelError,
@@ -534,3 +535,24 @@ def test_token_counts_in_replies_teach_the_estimate_so_later_pages_split_before_
         req = lib.request(job, part, part=(i, 9))
         real = (sum(map(len, req.system)) + len(req.user) + len(TOOLS_JSON)) // 3
         assert real + req.max_tokens <= 3000
+
+
+def test_an_overflow_without_numbers_shrinks_the_parts_once_then_fails_the_page_with_what_to_change(
+    kb: Path,
+) -> None:
+    overflow = ContextOverflow("the prompt exceeds the model's context (input is too long)")
+    model = MockModel(
+        default=scripted(troubleshooting=[overflow], **{"cleaning-and-maintenance": [overflow, overflow]})
+    )
+    lib = LLMLibrarian(model, 1, context_tokens=8000, max_tokens=1000)
+    report = compile_wiki(kb, librarian=lib)
+    assert lib._scale == 1.5 * 1.5 and TOPIC not in report.failed  # learnt once per page
+    assert any(
+        n.startswith(f"{TOPIC}: the prompt exceeds the model's context") and "sent again" in n
+        for n in report.notes
+    )
+    cleaning = "wiki/topics/cleaning-and-maintenance.md"
+    assert report.failed == [cleaning]
+    assert report.causes[cleaning].endswith(
+        "raise the context (librarian.context_tokens and the server's) or lower librarian.page_chars"
+    )

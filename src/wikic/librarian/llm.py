@@ -709,7 +709,8 @@ class LLMLibrarian:
             try:
                 return [self._write_part(job, p, (i, len(parts))) for i, p in enumerate(parts, 1)]
             except ContextOverflow as exc:
-                self._learn(exc)  # (another page may have learnt it meanwhile)
+                if not attempt:
+                    self._learn(exc)  # (another page may have learnt it meanwhile)
                 if attempt or (self.context_tokens, self._scale) == planned:
                     raise PageFailure(
                         f"{exc}; raise the context (librarian.context_tokens and the server's) or "
