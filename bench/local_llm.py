@@ -17,6 +17,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -132,6 +133,7 @@ def main() -> int:
 
     port = free_port()
     server = serve(gguf(), port, work / "server.log")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill too
     env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_MODEL": "smollm2"}
     print(f"serving {gguf().name} on 127.0.0.1:{port} (n_ctx {CONTEXT}); compiling {llm}", flush=True)
 
