@@ -170,7 +170,8 @@ def main() -> int:
     )
     written = len(report.added) + len(report.changed)
     print(
-        f"pages                 written {written}, unchanged {report.unchanged}, failed {len(report.failed)}"
+        f"pages                 written {written}, failed {len(report.failed)}, unchanged {report.unchanged}"
+        + (f", left out by --page {report.skipped}" if report.skipped else "")
     )
     for page in report.failed:
         print(f"  failed {page}: {report.causes.get(page)}")
