@@ -15,7 +15,8 @@ keys and an unsupported sentence), ``obey`` (writes what an injected instruction
 
 Faults that a small local model shows (SmolLM2-135M behind llama.cpp did all of them):
 ``length`` (the reply is cut off at max_tokens: ``finish_reason: "length"`` with half the JSON,
-or ``stop_reason: "max_tokens"`` with part of the tool input), ``newlines`` (valid JSON but for
+or ``stop_reason: "max_tokens"`` with part of the tool input), ``cut`` (the same, but as
+llama-cpp-python reports it: ``finish_reason: "tool_calls"``, with all of max_tokens used), ``newlines`` (valid JSON but for
 raw newlines inside strings), ``false`` (every sentence false: wrong numbers, made-up claims; its
 repair is as false). ``context=N`` plays a server with an N-token window: a longer prompt is
 refused with a 400 in the provider's words, and consumes no fault.
@@ -320,7 +321,7 @@ class FakeAnthropic(FakeLLM):
             content = [{"type": "text", "text": "I would rather not call a tool today."}]
         elif fault == "newlines":
             content = [{"type": "text", "text": raw_newlines(self.brain.answer(user))}]
-        elif fault == "length":  # what was parsed of the tool input when max_tokens struck
+        elif fault in ("length", "cut"):  # what was parsed of the tool input when max_tokens struck
             args = self.brain.answer(user)
             args["sections"] = args.get("sections", [])[: max(1, len(args.get("sections", [])) // 2)]
             content = [{"type": "tool_use", "id": "toolu_cut", "name": tool, "input": args}]
@@ -431,10 +432,12 @@ class FakeOpenAI(FakeLLM):
             arguments = '{"summary": "half an object'
         elif fault == "newlines":
             arguments = raw_newlines(self.brain.answer(user))
-        elif fault == "length":
-            arguments, finish = cut(json.dumps(self.brain.answer(user))), "length"
+        elif fault in ("length", "cut"):  # "cut": cut off, but called "tool_calls" (llama-cpp-python)
+            arguments = cut(json.dumps(self.brain.answer(user)))
+            finish = "length" if fault == "length" or not body.get("tools") else "tool_calls"
         else:
             arguments = json.dumps(self.brain.answer(user, fault))
+        out_tokens = body.get("max_tokens", 0) if fault in ("length", "cut") else ntok(arguments)
         if body.get("tools"):
             name = body["tool_choice"]["function"]["name"]
             call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
@@ -454,8 +457,8 @@ class FakeOpenAI(FakeLLM):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {
                     "prompt_tokens": fresh + read,
-                    "completion_tokens": ntok(arguments),
-                    "total_tokens": fresh + read + ntok(arguments),
+                    "completion_tokens": out_tokens,
+                    "total_tokens": fresh + read + out_tokens,
                     "prompt_tokens_details": {"cached_tokens": read},
                 },
             },

@@ -73,7 +73,7 @@ def test_a_small_model_fails_one_page_names_its_cause_and_leaves_no_page_poorer(
     settings(kb, context_tokens=32768, page_chars=40000, max_tokens=2048)
     before, covered_before = cited_lines(kb), sentence_coverage(kb)
     old_failing = (kb / FAILING).read_text("utf-8")
-    small.for_page("Watering", "length")  # cut off once
+    small.for_page("Watering", "cut")  # cut off once, and reported as a finished tool call
     small.for_page("Lighting", "false", "false")  # a page of false prose, and a false repair
     small.for_page("Pods and seeds", "newlines")  # raw newlines in JSON strings
     small.for_page("Troubleshooting", "length", "length")  # cut off, and cut off again on its retry

@@ -131,7 +131,7 @@ class OpenAIModel:
                         "retries: is the server running? check librarian.base_url or OPENAI_BASE_URL"
                     ) from None
             if resp is not None and resp.status_code == 200:
-                return self._response(resp, retries)
+                return self._response(resp, retries, request.max_tokens)
             if resp is not None and resp.status_code == 400 and not json_mode and _about_tools(resp):
                 with self._lock:
                     self.json_mode = True  # this server has no (forced) tool calling
@@ -147,7 +147,7 @@ class OpenAIModel:
                 raise ModelError("cancelled: the compile is stopping")
             retries += 1
 
-    def _response(self, resp: httpx.Response, retries: int) -> ModelResponse:
+    def _response(self, resp: httpx.Response, retries: int, max_tokens: int) -> ModelResponse:
         try:
             data = resp.json()
             message = data["choices"][0]["message"]
@@ -165,6 +165,8 @@ class OpenAIModel:
         )
         out = ModelResponse(text=message.get("content") or "", usage=usage, prompt_tokens=usage.input_tokens)
         out.stop_reason = str(data["choices"][0].get("finish_reason") or "")
+        if usage.output_tokens >= max_tokens:  # llama-cpp-python says "tool_calls" even when cut off
+            out.stop_reason = "length"
         for call in message.get("tool_calls") or []:
             args = (call.get("function") or {}).get("arguments")
             if isinstance(args, dict):
