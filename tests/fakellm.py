@@ -11,12 +11,20 @@ verify. Faults are queued with ``script(...)`` and consumed one per model call, 
 ``429`` (with retry-after), ``529``, ``500``, ``timeout`` (sleeps past the client's timeout),
 ``malformed`` (wrong-shaped tool input), ``text`` (no tool call), ``invent`` (invented citation
 keys and an unsupported sentence), ``obey`` (writes what an injected instruction asks for),
-``401``.
+``401``, ``400`` (a request the server refuses, not about its length).
 
 Asked a question (the ``answer`` tool of ``wikic ask``), ``Brain`` quotes the first sentence of
 the section holding most of the question's words, citing its key, and refuses when none holds
 any; faults there: ``refuse``, ``cites5`` (``"cites": 5``, not a list), ``obey`` (also cites a
 key it was not given and writes what an injected instruction asks for).
+
+Faults that a small local model shows (SmolLM2-135M behind llama.cpp did all of them):
+``length`` (the reply is cut off at max_tokens: ``finish_reason: "length"`` with half the JSON,
+or ``stop_reason: "max_tokens"`` with part of the tool input), ``cut`` (the same, but as
+llama-cpp-python reports it: ``finish_reason: "tool_calls"``, with all of max_tokens used), ``newlines`` (valid JSON but for
+raw newlines inside strings), ``false`` (every sentence false: wrong numbers, made-up claims; its
+repair is as false). ``context=N`` plays a server with an N-token window: a longer prompt is
+refused with a 400 in the provider's words, and consumes no fault.
 """
 
 from __future__ import annotations
@@ -119,10 +127,50 @@ class Brain:
                     sentences.append({"text": INDUCED, "cites": [key]})
         return {"refuse": False, "sentences": sentences}
 
+    def false_page(self, user: str) -> dict[str, Any]:
+        """What a tiny model writes: the sources' words with numbers and claims they never make."""
+        sections = []
+        for key, heading, text in self.sources(user):
+            quotes = [t for _, t in prose_units(text)][: self.per_source]
+            false = [_falsify(q) for q in quotes] + [
+                f"Every {heading or 'model'} comes with a robot gardener."
+            ]
+            sections.append(
+                {"heading": heading or "Overview", "sentences": [{"text": f, "cites": [key]} for f in false]}
+            )
+        return {"summary": "{ {", "keywords": ["1", "calling write_page"], "sections": sections}
+
     def answer(self, user: str, fault: str = "") -> dict[str, Any]:
         if "<question>" in user:
             return self.reply(user, fault)
+        if fault == "false":
+            if "\n# Repair\n" in user:
+                ids = [int(i) for i, _, _ in REPAIR_LINE.findall(user)]
+                return {
+                    "sentences": [{"id": i, "text": _falsify(FALSE_REPAIR), "cites": ["S1"]} for i in ids]
+                }
+            return self.false_page(user)
         return self.repair(user) if "\n# Repair\n" in user else self.page(user, fault)
+
+
+FALSE_REPAIR = "The tank holds 3 litres and lasts 2 days."
+
+
+def _falsify(sentence: str) -> str:
+    """The sentence with every number changed, or with a number it never had."""
+    if re.search(r"\d", sentence):
+        return re.sub(r"\d+", lambda m: str(int(m.group(0)) + 97), sentence)
+    return sentence.rstrip(".") + ", within 97 days."
+
+
+def cut(arguments: str) -> str:
+    """A reply cut off at max_tokens: the first half of its JSON."""
+    return arguments[: len(arguments) // 2]
+
+
+def raw_newlines(args: dict[str, Any]) -> str:
+    """Valid JSON but for raw newlines inside strings (json.loads(strict=True) rejects it)."""
+    return json.dumps(args).replace(". ", ".\\n").replace("\\n", "\n")
 
 
 class _Server(ThreadingHTTPServer):
@@ -133,8 +181,9 @@ class _Server(ThreadingHTTPServer):
 class FakeLLM:
     """Shared machinery: the HTTP server, the fault queue, the request log and the cache."""
 
-    def __init__(self, latency: float = 0.0, timeout_sleep: float = 1.6) -> None:
+    def __init__(self, latency: float = 0.0, timeout_sleep: float = 1.6, context: int | None = None) -> None:
         self.brain = Brain()
+        self.context = context  # the model's window in tokens; None: unlimited
         self.latency = latency
         self.timeout_sleep = timeout_sleep
         self.faults: deque[str] = deque()
@@ -199,13 +248,28 @@ class FakeLLM:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout fault)
 
+    def titles(self, since: int = 0) -> list[str]:
+        """The page titles of the requests received from ``since`` on."""
+        return [r["title"] for r in self.requests[since:] if r.get("title")]
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """What the prompt of a request costs in this server's tokens: system, tools and messages."""
+        parts = [json.dumps(body.get("tools", [])), json.dumps(body.get("system", ""))]
+        parts += [json.dumps(m.get("content", "")) for m in body.get("messages", [])]
+        return ntok("".join(parts))
+
     def next_fault(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> str:
         user = body.get("messages", [{}])[-1].get("content", "")
         title = re.search(r"^- title: (.*)$", user if isinstance(user, str) else "", re.M)
+        over = self.context is not None and self.prompt_tokens(body) > self.context
         with self.lock:
             mine = self.page_faults.get(title.group(1), []) if title else []
-            fault = mine.pop(0) if mine else self.faults.popleft() if self.faults else ""
-            self.requests.append({"path": path, "body": body, "fault": fault, "headers": headers})
+            if over:
+                fault = "context"  # refused before the model runs: no scripted fault is used up
+            else:
+                fault = mine.pop(0) if mine else self.faults.popleft() if self.faults else ""
+            record = {"path": path, "body": body, "fault": fault, "headers": headers}
+            self.requests.append({**record, "title": title.group(1) if title else ""})
         if self.latency:
             time.sleep(self.latency)
         if fault == "timeout":
@@ -255,6 +319,12 @@ class FakeAnthropic(FakeLLM):
         return 404, {}, _error("not_found_error", f"{method} {path}")
 
     def messages(self, body: dict, fault: str) -> tuple[int, dict, Any]:
+        if fault == "context":
+            n = self.prompt_tokens(body)
+            message = f"prompt is too long: {n} tokens > {self.context} maximum"
+            return 400, {}, _error("invalid_request_error", message)
+        if fault == "400":
+            return 400, {}, _error("invalid_request_error", "messages.0.content: too many source blocks")
         if fault == "429":
             return 429, {"retry-after": "0.05"}, _error("rate_limit_error", "Number of requests exceeded")
         if fault == "529":
@@ -278,10 +348,18 @@ class FakeAnthropic(FakeLLM):
         rest = "".join(b["text"] for b in system[cut:]) + user
         fresh, write, read = self.cache_split(prefix, rest)
         tool = (body.get("tool_choice") or {}).get("name", "write_page")
+        stop = ""
         if fault == "malformed":
             content = [{"type": "tool_use", "id": "toolu_bad", "name": tool, "input": {"sections": "none"}}]
         elif fault == "text":
             content = [{"type": "text", "text": "I would rather not call a tool today."}]
+        elif fault == "newlines":
+            content = [{"type": "text", "text": raw_newlines(self.brain.answer(user))}]
+        elif fault in ("length", "cut"):  # what was parsed of the tool input when max_tokens struck
+            args = self.brain.answer(user)
+            args["sections"] = args.get("sections", [])[: max(1, len(args.get("sections", [])) // 2)]
+            content = [{"type": "tool_use", "id": "toolu_cut", "name": tool, "input": args}]
+            stop = "max_tokens"
         else:
             args = self.brain.answer(user, fault)
             content = [{"type": "tool_use", "id": f"toolu_{len(self.requests)}", "name": tool, "input": args}]
@@ -291,7 +369,7 @@ class FakeAnthropic(FakeLLM):
             "role": "assistant",
             "model": body.get("model", "fake"),
             "content": content,
-            "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
+            "stop_reason": stop or ("tool_use" if content[0]["type"] == "tool_use" else "end_turn"),
             "stop_sequence": None,
             "usage": {
                 "input_tokens": fresh,
@@ -356,6 +434,24 @@ class FakeOpenAI(FakeLLM):
                 self.requests.append({"path": path, "body": body, "fault": "no-tools", "headers": headers})
             return 400, {}, {"error": {"message": "tool_choice is not supported by this server"}}
         fault = self.next_fault(path, body, headers)
+        if fault == "context":  # as llama.cpp's server says it
+            n = self.prompt_tokens(body)
+            return (
+                400,
+                {},
+                {
+                    "error": {
+                        "code": 400,
+                        "message": f"request ({n} tokens) exceeds the available context size "
+                        f"({self.context} tokens), try increasing it",
+                        "type": "exceed_context_size_error",
+                        "n_prompt_tokens": n,
+                        "n_ctx": self.context,
+                    }
+                },
+            )
+        if fault == "400":
+            return 400, {}, {"error": {"message": "failed to parse grammar for the response"}}
         if fault == "429":
             return 429, {"retry-after": "0"}, {"error": {"message": "rate limited"}}
         if fault in ("500", "503"):
@@ -365,18 +461,25 @@ class FakeOpenAI(FakeLLM):
         system = body["messages"][0]["content"]
         user = body["messages"][-1]["content"]
         fresh, _, read = self.cache_split(system, user)  # servers cache the repeated system prompt
+        finish = ""
         if fault == "malformed":
             arguments = '{"summary": "half an object'
+        elif fault == "newlines":
+            arguments = raw_newlines(self.brain.answer(user))
+        elif fault in ("length", "cut"):  # "cut": cut off, but called "tool_calls" (llama-cpp-python)
+            arguments = cut(json.dumps(self.brain.answer(user)))
+            finish = "length" if fault == "length" or not body.get("tools") else "tool_calls"
         else:
             arguments = json.dumps(self.brain.answer(user, fault))
+        out_tokens = body.get("max_tokens", 0) if fault in ("length", "cut") else ntok(arguments)
         if body.get("tools"):
             name = body["tool_choice"]["function"]["name"]
             call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
-            finish = "tool_calls"
+            finish = finish or "tool_calls"
         else:
             message = {"role": "assistant", "content": arguments}
-            finish = "stop"
+            finish = finish or "stop"
         return (
             200,
             {},
@@ -388,8 +491,8 @@ class FakeOpenAI(FakeLLM):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {
                     "prompt_tokens": fresh + read,
-                    "completion_tokens": ntok(arguments),
-                    "total_tokens": fresh + read + ntok(arguments),
+                    "completion_tokens": out_tokens,
+                    "total_tokens": fresh + read + out_tokens,
                     "prompt_tokens_details": {"cached_tokens": read},
                 },
             },

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -14,12 +15,24 @@ import pytest
 from fakellm import INDUCED, Brain
 from wikiasserts import assert_every_fact_cited, pages
 
+from wikic.citations import Verifier
 from wikic.compile import compile_wiki
+from wikic.draft import Block, Cell, Citation, Draft, Sentence
+from wikic.errors import ConfigError
 from wikic.layer1 import load_layer1
 from wikic.librarian.base import PageJob
-from wikic.librarian.llm import LLMLibrarian
-from wikic.librarian.model import MockModel, ModelConfigError, ModelError, ModelRequest
-from wikic.plan import PageSpec
+from wikic.librarian.llm import OUTPUT_CONTRACT, TOOLS_JSON, LLMLibrarian, PageFailure, pieces
+from wikic.librarian.merge import merge
+from wikic.librarian.model import (
+    ContextOverflow,
+    MockModel,
+    ModelConfigError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    context_overflow,
+)
+from wikic.plan import PageSpec, plan
 from wikic.wikischema import load_wiki_schema
 
 REPO = Path(__file__).resolve().parents[1]
@@ -190,7 +203,7 @@ def test_malformed_output_is_retried_once_then_the_page_is_skipped(kb: Path) -> 
     assert len(calls) == 2 and "could not be used: no tool call" in calls[1].user
     assert report.failed == [TOPIC] and not (kb / TOPIC).exists()
     assert (kb / DEVICE).exists() and lib.usage.retries == 2
-    assert any("malformed model output twice" in n for n in report.notes)
+    assert "malformed model output twice" in report.causes[TOPIC]
 
 
 def test_malformed_output_then_a_good_answer_writes_the_page(kb: Path) -> None:
@@ -221,24 +234,27 @@ def test_a_prompt_injection_source_yields_only_verified_sentences(kb: Path) -> N
     assert assert_every_fact_cited(kb) == report.citations
 
 
-def test_an_unsupported_summary_is_replaced_by_a_templated_one(kb: Path) -> None:
+def test_an_unsupported_summary_is_replaced_by_the_offline_one(kb: Path) -> None:
     def answer(req: ModelRequest) -> dict[str, Any]:
         out = brain(req)
         out["summary"] = "The best garden money can buy, now 50% off for 24 hours."
         out["keywords"] = ["algae", "crypto"]
         return out
 
-    compile_wiki(kb, librarian=LLMLibrarian(MockModel(default=answer), 1))
+    compile_wiki(kb)  # offline first, for the summary it writes
+    offline = frontmatter.loads((kb / TOPIC).read_text("utf-8")).metadata["summary"]
+    report = compile_wiki(kb, librarian=LLMLibrarian(MockModel(default=answer), 1))
     meta = frontmatter.loads((kb / TOPIC).read_text("utf-8")).metadata
-    assert "50%" not in meta["summary"] and meta["summary"].startswith("Troubleshooting")
+    assert meta["summary"] == offline and "50%" not in offline
     assert meta["keywords"] == ["algae"]
+    assert any(n.startswith(f"{TOPIC}: summary 'The best garden") for n in report.notes)
 
 
 def test_a_provider_failure_skips_one_page_and_a_config_error_stops_the_compile(kb: Path) -> None:
     model = MockModel(default=scripted(troubleshooting=[ModelError("overloaded after retries")]))
     report = compile_wiki(kb, librarian=LLMLibrarian(model, 2))
     assert report.failed == [TOPIC] and (kb / DEVICE).exists()
-    assert any("overloaded after retries" in n for n in report.notes)
+    assert report.causes == {TOPIC: "overloaded after retries"}
 
     fresh = kb.parent / "fresh"
     import shutil
@@ -287,3 +303,259 @@ def test_second_compile_makes_no_model_call(kb: Path) -> None:
     model = MockModel()  # fails the test if called
     report = compile_wiki(kb, librarian=LLMLibrarian(model, 2))
     assert model.history == [] and not report.wrote_anything
+
+
+# --- fitting the model, and never a poorer page ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "prompt", "ctx"),
+    [
+        (
+            "request (9962 tokens) exceeds the available context size (8192 tokens), try increasing it",
+            9962,
+            8192,
+        ),
+        (
+            "This model's maximum context length is 8192 tokens. However, you requested 14058 tokens "
+            "(9962 in the messages, 4096 in the completion). Please reduce the length of the messages.",
+            9962,
+            8192,
+        ),
+        (
+            "This model's maximum context length is 8192 tokens. However, you requested 9962 tokens",
+            9962,
+            8192,
+        ),
+        ("Requested tokens (9962) exceed context window of 8192", 9962, 8192),
+        ("prompt is too long: 215000 tokens > 200000 maximum", 215000, 200000),
+        ("the input exceeds the context window", None, None),
+    ],
+)
+def test_context_overflow_reads_every_providers_wording(
+    message: str, prompt: int | None, ctx: int | None
+) -> None:
+    exc = context_overflow(message)
+    assert exc is not None and (exc.prompt_tokens, exc.context_tokens) == (prompt, ctx)
+    if ctx:
+        assert f"prompt of {prompt:,} tokens exceeds the model's {ctx:,}-token context" in str(exc)
+    assert context_overflow("failed to parse grammar for the response") is None
+
+
+def test_long_sections_are_offered_in_pieces_and_pages_in_parts_with_nothing_left_out(kb: Path) -> None:
+    text = "\n\n".join(f"Paragraph {i} says something about the tank and the pump." * 3 for i in range(40))
+    assert "\n\n".join(pieces(text, 700)) == text and all(len(p) <= 700 for p in pieces(text, 700))
+    assert "".join(pieces("x" * 2500, 1000)) == "x" * 2500
+    schema = load_wiki_schema(kb)
+    docs = {d.path: d for d in load_layer1(kb)}
+    spec = PageSpec("device", "sprout-3", "Sprout 3", DEVICE, tuple(docs))
+    job = PageJob(spec, docs, {}, schema.rules, (), None)
+    wide = LLMLibrarian(MockModel(), 1, context_tokens=200_000, page_chars=100_000)
+    narrow = LLMLibrarian(MockModel(), 1, context_tokens=3500, max_tokens=1000, page_chars=100_000)
+    [whole] = wide.parts(job)
+    parts = narrow.parts(job)
+    assert len(parts) >= 2
+    # every section's text is offered, in order, across the parts
+    joined = {}
+    for k in (k for p in parts for k in p):
+        joined.setdefault(str(k.cite), []).append(k.text)
+    assert {str(k.cite): k.text for k in whole} == {c: "\n\n".join(t) for c, t in joined.items()}
+    for i, part in enumerate(parts, 1):
+        req = narrow.request(job, part, part=(i, len(parts)))
+        assert narrow.prompt_tokens(req) + req.max_tokens <= 3500 and req.max_tokens == 1000
+        assert f"- part {i} of {len(parts)}" in req.user
+    tiny = LLMLibrarian(MockModel(), 1, context_tokens=2500, max_tokens=2000)
+    with pytest.raises(PageFailure, match="raise librarian.context_tokens"):
+        tiny.parts(job)
+
+
+def _s(text: str, anchor: str) -> Sentence:
+    return Sentence(text, (Citation("layer1_sources/faq/a.md", anchor),))
+
+
+def test_merge_takes_the_model_prose_only_where_it_says_everything_the_source_text_does() -> None:
+    offline = Draft(
+        "A",
+        "offline summary",
+        ("tank",),
+        (
+            Block("heading", text="Tank", level=2),
+            Block(
+                "para",
+                sentences=(_s("The tank holds 4 litres of water.", "tank"), _s("Refill it weekly.", "tank")),
+            ),
+            Block(
+                "table",
+                header=("Spec", "Value"),
+                rows=((Cell("Tank"), Cell("4", (Citation("x.md", "tank"),))),),
+            ),
+            Block("heading", text="Pump", level=2),
+            Block("bullets", sentences=(_s("The pump runs for 15 minutes every hour.", "pump"),)),
+        ),
+    )
+    model = Draft(
+        "A",
+        "",
+        (),
+        (
+            Block(
+                "para",
+                sentences=(
+                    _s("The tank holds 4 litres of water when full.", "tank"),
+                    _s("Refill the tank weekly.", "tank"),
+                    _s("The pump runs every hour.", "pump"),  # leaves out "15 minutes"
+                    _s("Light comes from the lamp.", "light"),  # a section offline does not quote
+                ),
+            ),
+        ),
+    )
+    merged = merge(model, offline, {"layer1_sources/faq/a.md": "Document A"})
+    texts = [s.text for b in merged.blocks for s in b.sentences]
+    assert texts == [
+        "The tank holds 4 litres of water when full.",
+        "Refill the tank weekly.",
+        "The pump runs for 15 minutes every hour.",
+        "Light comes from the lamp.",
+    ]
+    assert [b.kind for b in merged.blocks] == ["heading", "para", "table", "heading", "bullets", "para"]
+    assert merged.summary == "offline summary" and merged.keywords == ("tank",)
+    assert merged.stats == {"published": 3, "fallback": 1, "set_aside": 1}
+    # a model that writes one sentence for two keeps the source's two
+    short = Draft("A", "", (), (Block("para", sentences=(_s("The tank holds 4 litres.", "tank"),)),))
+    kept = [s.text for b in merge(short, offline, {}).blocks for s in b.sentences]
+    assert kept[:2] == ["The tank holds 4 litres of water.", "Refill it weekly."]
+
+
+def test_a_copy_of_the_worked_example_is_dropped_and_the_example_verifies_against_no_source(kb: Path) -> None:
+    example = (
+        "The Quillon flask keeps tea warm for 37 minutes on the low dial and 83 minutes on the high dial."
+    )
+    assert example in OUTPUT_CONTRACT
+
+    def answer(req: ModelRequest) -> dict[str, Any]:
+        out = brain(req)
+        key = re.search(r'<source key="(S\d+)"', req.user).group(1)
+        out["sections"][0]["sentences"].append({"text": example, "cites": [key]})
+        out["sections"][0]["sentences"].append(
+            {"text": "The flask keeps tea warm for about an hour.", "cites": [key]}
+        )
+        out["summary"] = "This page is written by calling write_page with S1."
+        out["keywords"] = ["1", "{ {", "algae", "amber dial"]
+        return out
+
+    report = compile_wiki(kb, librarian=LLMLibrarian(MockModel(default=answer), 1))
+    text = "\n".join(pages(kb).values())
+    assert "Quillon" not in text and "an hour" not in text and "write_page" not in text
+    assert sum("copies the prompt's worked example" in r for r in report.drop_reasons) == 2 * 3
+    assert report.sentences == report.verified + report.repaired + report.dropped
+    meta = frontmatter.loads((kb / TOPIC).read_text("utf-8")).metadata
+    assert meta["keywords"] == ["algae"] and "write_page" not in meta["summary"]
+    verifier = Verifier(load_layer1(REPO))
+    anywhere = [Citation(d.path) for d in load_layer1(REPO)]
+    assert not any(verifier.check(example, (c,)).ok for c in anywhere)
+
+
+def test_librarian_settings_are_read_checked_and_timeout_recompiles_nothing(kb: Path) -> None:
+    path = kb / "schema/wiki.yaml"
+    base = path.read_text("utf-8")
+    path.write_text(
+        base.replace(
+            "concurrency: 2}",
+            "concurrency: 2, timeout: 30, context_tokens: 16384, page_chars: 9000, max_tokens: 1024}",
+        )
+    )
+    lib = load_wiki_schema(kb).librarian
+    assert (lib.timeout, lib.context_tokens, lib.page_chars, lib.max_tokens) == (30.0, 16384, 9000, 1024)
+    llm = LLMLibrarian.from_model(MockModel(), load_wiki_schema(kb))
+    assert (llm.context_tokens, llm.page_chars, llm.max_tokens) == (16384, 9000, 1024)
+    hashed = load_wiki_schema(kb).hash
+    path.write_text(path.read_text("utf-8").replace("timeout: 30", "timeout: 900"))
+    assert load_wiki_schema(kb).hash == hashed  # a longer wait writes nothing new
+    path.write_text(path.read_text("utf-8").replace("page_chars: 9000", "page_chars: 8000"))
+    assert load_wiki_schema(kb).hash != hashed
+    path.write_text(
+        base.replace("concurrency: 2}", "concurrency: 2, context_tokens: 4000, max_tokens: 4096}")
+    )
+    with pytest.raises(ConfigError, match="context_tokens .4000. must be above librarian.max_tokens"):
+        load_wiki_schema(kb)
+    path.write_text(base.replace("concurrency: 2}", "concurrency: 2, timeout: 0}"))
+    with pytest.raises(ConfigError, match="librarian.timeout: must be > 0"):
+        load_wiki_schema(kb)
+
+
+def test_a_reply_cut_off_while_repeating_itself_is_asked_again_in_halves_not_with_more_tokens(
+    kb: Path,
+) -> None:
+    loop = ModelResponse(text='{"summary": "' + "a garden with a garden, " * 60, stop_reason="length")
+    short = ModelResponse(text='{"summary": "Algae in the tank", "sections": [', stop_reason="length")
+    model = MockModel(default=scripted(troubleshooting=[loop], **{"cleaning-and-maintenance": [short]}))
+    report = compile_wiki(kb, librarian=LLMLibrarian(model, 1, max_tokens=1000))
+    calls = [r for r in model.history if r.key == TOPIC and r.tool_name == "write_page"]
+    assert len(calls) == 3 and calls[1].max_tokens == calls[2].max_tokens == 1000
+    assert len(calls[1].user) < len(calls[0].user) and len(calls[2].user) < len(calls[0].user)
+    assert (
+        f"{TOPIC}: the reply was cut off at max_tokens (1,000 tokens) repeating itself; asked again in two halves"
+        in report.notes
+    )
+    # a reply cut off without looping gets a larger budget instead
+    other = [r for r in model.history if r.key.endswith("cleaning-and-maintenance.md")]
+    assert [r.max_tokens for r in other][:2] == [1000, 2000] and report.failed == []
+
+
+def test_a_repair_request_fits_the_context_and_lists_only_the_failures_that_fit(kb: Path) -> None:
+    def false(req: ModelRequest) -> dict[str, Any]:
+        key = re.search(r'<source key="(S\d+)"', req.user).group(1)
+        sentences = [
+            {"text": f"The algae grows {n} times faster in tank number {n + 500}.", "cites": [key]}
+            for n in range(60)
+        ]
+        return {"summary": "", "keywords": [], "sections": [{"heading": "Algae", "sentences": sentences}]}
+
+    model = MockModel(default=scripted(troubleshooting=[false, {"sentences": []}]))
+    lib = LLMLibrarian(model, 1, context_tokens=3500, max_tokens=1000)
+    report = compile_wiki(kb, librarian=lib)
+    repair = next(r for r in model.history if r.tool_name == "repair_sentences")
+    listed = re.findall(r"^\d+\. ", repair.user, re.M)
+    assert 0 < len(listed) < 60 and lib.prompt_tokens(repair) + repair.max_tokens <= 3500
+    assert '<source key="' in repair.user and report.dropped >= 60 and TOPIC not in report.failed
+
+
+def test_token_counts_in_replies_teach_the_estimate_so_later_pages_split_before_they_overflow(
+    kb: Path,
+) -> None:
+    def counted(req: ModelRequest) -> ModelResponse:  # a provider whose tokens are 3 characters
+        chars = sum(map(len, req.system)) + len(req.user) + len(TOOLS_JSON)
+        return ModelResponse(tool_input=brain(req), prompt_tokens=chars // 3)
+
+    docs = {d.path: d for d in load_layer1(kb)}
+    spec = next(s for s in plan(list(docs.values()), load_wiki_schema(kb)).pages if s.path == DEVICE)
+    job = PageJob(spec, {p: docs[p] for p in spec.sources}, {}, "Rules.")
+    lib = LLMLibrarian(MockModel(default=counted), 1, context_tokens=3000, max_tokens=700, page_chars=100_000)
+    before = len(lib.parts(job))
+    lib.write([job])
+    assert 1.3 < lib._scale < 1.4 and len(lib.parts(job)) > before
+    for i, part in enumerate(lib.parts(job), 1):
+        req = lib.request(job, part, part=(i, 9))
+        real = (sum(map(len, req.system)) + len(req.user) + len(TOOLS_JSON)) // 3
+        assert real + req.max_tokens <= 3000
+
+
+def test_an_overflow_without_numbers_shrinks_the_parts_once_then_fails_the_page_with_what_to_change(
+    kb: Path,
+) -> None:
+    overflow = ContextOverflow("the prompt exceeds the model's context (input is too long)")
+    model = MockModel(
+        default=scripted(troubleshooting=[overflow], **{"cleaning-and-maintenance": [overflow, overflow]})
+    )
+    lib = LLMLibrarian(model, 1, context_tokens=8000, max_tokens=1000)
+    report = compile_wiki(kb, librarian=lib)
+    assert lib._scale == 1.5 * 1.5 and TOPIC not in report.failed  # learnt once per page
+    assert any(
+        n.startswith(f"{TOPIC}: the prompt exceeds the model's context") and "sent again" in n
+        for n in report.notes
+    )
+    cleaning = "wiki/topics/cleaning-and-maintenance.md"
+    assert report.failed == [cleaning]
+    assert report.causes[cleaning].endswith(
+        "raise the context (librarian.context_tokens and the server's) or lower librarian.page_chars"
+    )

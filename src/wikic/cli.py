@@ -42,6 +42,13 @@ class LazyConsole:
         return getattr(self._console, name)
 
 
+def escape(text: str) -> str:
+    """``text`` with rich markup escaped (rich imported on first use, as by the consoles)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 out = LazyConsole()
 err = LazyConsole(stderr=True)
 
@@ -463,12 +470,30 @@ def compile_cmd(
     batch: Annotated[
         bool, typer.Option("--batch", help="anthropic: send all pages as one Message Batch (cheaper).")
     ] = False,
+    page: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--page", help="Compile only this page (wiki path or name; repeatable), to try a model."
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Compile at most N of the pages that need it.")
+    ] = None,
 ) -> None:
     """Compile layer 1 into the wiki, incrementally; maintain index.md and log.md."""
     from .compile import compile_wiki
 
     with progress_bar(not json_out) as bar:
-        report = run(compile_wiki, state.root, backend=librarian, dry_run=dry_run, progress=bar, batch=batch)
+        report = run(
+            compile_wiki,
+            state.root,
+            backend=librarian,
+            dry_run=dry_run,
+            progress=bar,
+            batch=batch,
+            pages=page or None,
+            limit=limit,
+        )
     if json_out:
         dump_json(report_dict(report))
     elif dry_run:
@@ -488,26 +513,40 @@ def report_dict(report) -> dict:
 
 
 def print_plan(report) -> None:
-    table = report_table("action", "page", "sources", "tokens in", "tokens out", "cost $")
+    table = report_table(
+        "action", "page", "sources", "parts", "prompt / context", "tokens in", "out", "cost $"
+    )
+    over = []
     for row in report.plan:
+        prompt = ""
+        if row.get("context_tokens"):
+            prompt = f"{row.get('prompt_tokens', 0):,} / {row['context_tokens']:,}"
+        if row.get("problem"):
+            prompt = "does not fit"
+            over.append(f"{row['page']}: {row['problem']}")
         table.add_row(
             row["action"],
             row["page"],
             str(row.get("sources", "")),
-            str(row["tokens_in"]),
-            str(row["tokens_out"]),
+            str(row.get("parts", "")),
+            prompt,
+            f"{row['tokens_in']:,}",
+            f"{row['tokens_out']:,}",
             f"{row['cost_usd']:.4f}",
         )
     out.print(table)
     total = sum(r["cost_usd"] for r in report.plan)
     out.print(
         f"{len(report.plan)} page(s) to write or remove with {report.backend}; estimated cost ${total:.2f}"
+        + (f"; {report.skipped} more left for later (--page/--limit)" if report.skipped else "")
     )
+    for line in over:
+        err.print(f"[red]does not fit:[/red] {escape(line)}", soft_wrap=True)
 
 
 def print_compile_report(report) -> None:
     for note in report.notes:
-        err.print(f"[yellow]note:[/yellow] {note}")
+        err.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     widest = max((p + m for _, p, m in report.diffstat), default=0)
     for path, plus, minus in report.diffstat:
         scale = min(1.0, 40 / widest) if widest else 1.0
@@ -537,10 +576,18 @@ def print_compile_report(report) -> None:
     if len(report.unplaced) > 10:
         out.print(f"[yellow]… and {len(report.unplaced) - 10} more unplaced source(s)[/yellow]")
     for reason in report.drop_reasons[:10]:
-        err.print(f"[yellow]dropped:[/yellow] {reason}", soft_wrap=True)
+        err.print(f"[yellow]dropped:[/yellow] {escape(reason)}", soft_wrap=True)
+    if report.published or report.fallback:
+        out.print(
+            f"  model sentences published {report.published}, set aside for the fuller source text "
+            f"{report.set_aside}; source sentences kept where the model fell short {report.fallback}"
+        )
+    if report.skipped:
+        out.print(f"  {report.skipped} page(s) that need compiling were left for later (--page/--limit)")
     for path in report.failed:
+        cause = report.causes.get(path, "no verifiable sentence remained")
         err.print(
-            f"[red]not written:[/red] {path}: the backend failed or no verifiable sentence remained "
-            "(see the notes above); a rerun retries it",
+            f"[red]not written:[/red] {escape(path)}: {escape(cause)} "
+            "(its old text is kept; a rerun retries it)",
             soft_wrap=True,
         )

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import frontmatter
 import yaml
@@ -68,6 +68,8 @@ class CompileReport:
     unchanged: int = 0
     failed: list[str] = field(default_factory=list)  # pages left unwritten: nothing verifiable remained
     unreadable: list[str] = field(default_factory=list)  # layer-1 files skipped: broken frontmatter
+    causes: dict[str, str] = field(default_factory=dict)  # failed page → why, and what to change
+    skipped: int = 0  # pages to (re)compile left for later by --page or --limit
     sentences: int = 0
     cited: int = 0
     verified: int = 0
@@ -79,6 +81,9 @@ class CompileReport:
     coverage: dict = field(default_factory=dict)  # coverage.Coverage.as_dict() of the wiki on disk
     fact_changes: list[str] = field(default_factory=list)  # facts that differ from the last compile
     drop_reasons: list[str] = field(default_factory=list)
+    published: int = 0  # LLM: model sentences on the pages written
+    fallback: int = 0  # LLM: source sentences kept where the model's prose was missing or less complete
+    set_aside: int = 0  # LLM: verified model sentences replaced by the fuller source text
     index_changed: list[str] = field(default_factory=list)
     diffstat: list[tuple[str, int, int]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -380,11 +385,13 @@ def finish_draft(
 ) -> Draft | None:
     """Sanitise, verify, repair (LLM backends) or drop; returns a fully valid draft or None.
 
-    What a backend other than the offline librarian writes besides its sentences (headings,
-    summary, keywords) is held to the sources too, and rebuilt from them where it fails."""
+    An LLM backend's verified prose is merged into the offline draft (``fill``), so a page is never
+    poorer than offline; what it writes besides its sentences (headings, summary, keywords) is
+    held to the sources too, and rebuilt from them where it fails."""
     draft = keep_out_of_lead(sanitize_draft(draft, job.spec.path))
+    rejected = draft.stats.get("rejected", [])  # refused by the librarian before verification
     total, _ = count_facts(draft.blocks)
-    report.sentences += total
+    report.sentences += total + len(rejected)
     report.cited += sum(1 for b in draft.blocks for s in b.sentences if s.cites) + sum(
         1 for b in draft.blocks for r in b.rows for c in r if c.cites
     )
@@ -403,11 +410,20 @@ def finish_draft(
     # Whatever was not repaired is dropped, whether the repair left it failing or removed it,
     # so verified + repaired + dropped always equals the sentences drafted.
     report.repaired += repaired
-    report.dropped += first_failures - repaired
-    report.drop_reasons += [f"{job.spec.path}: {f.text[:80]!r}: {f.reason}" for _, _, f in check.failures][
-        :50
-    ]
+    report.dropped += first_failures - repaired + len(rejected)
+    reasons = [(t, why) for t, why in rejected] + [(f.text, f.reason) for _, _, f in check.failures]
+    report.drop_reasons += [f"{job.spec.path}: {t[:80]!r}: {why}" for t, why in reasons][:50]
     blocks = drop_failures(check) if check.failures else prune(check.blocks)
+    fill = getattr(lib, "fill", None)
+    if fill is not None and job.spec.type not in DERIVED_TYPES:  # the offline text where the model fell short
+        draft = keep_out_of_lead(fill(job, draft.with_blocks(blocks)))
+        for key in ("published", "fallback", "set_aside"):
+            setattr(report, key, getattr(report, key) + draft.stats.get(key, 0))
+        check = verify_blocks(draft.blocks, verifier)
+        report.sentences += len(check.failures)
+        report.dropped += len(check.failures)
+        report.drop_reasons += [f"{job.spec.path}: {f.text[:80]!r}: {f.reason}" for _, _, f in check.failures]
+        blocks = drop_failures(check) if check.failures else prune(check.blocks)
     blocks = mark_disputes(mark_outdated(merge_repeats(blocks), job.nav), job.nav)
     facts, cites = count_facts(blocks)
     if facts == 0:
@@ -500,7 +516,12 @@ def compile_wiki(
     progress: Progress | None = None,
     environ: dict[str, str] | None = None,
     batch: bool = False,
+    pages: list[str] | None = None,
+    limit: int | None = None,
 ) -> CompileReport:
+    """Compile layer 1 into the wiki. ``pages`` (wiki paths or page names) and ``limit`` (the
+    first N pages that need it) compile a subset, to try a model or a prompt on a few pages; the
+    other pages are left as they are, and nothing is removed."""
     started = time.perf_counter()
     report = CompileReport()
     schema = load_wiki_schema(root)
@@ -514,7 +535,8 @@ def compile_wiki(
         digest = input_digest(root, files, lib)
         state = load_state(root)
         written = _wiki_hashes(root)
-        if not dry_run and state and state.get("digest") == digest and state.get("outputs") == written:
+        unchanged = state and state.get("digest") == digest and state.get("outputs") == written
+        if unchanged and not dry_run and pages is None:
             report.unchanged = state.get("pages", 0)  # nothing read changed and no page was touched
             report.unplaced = state.get("unplaced", [])
             report.reasons = state.get("reasons", {})
@@ -564,8 +586,12 @@ def compile_wiki(
             )
         planned = {s.path for s in the_plan.pages}
         to_remove = sorted(p for p in existing if p not in planned and p not in kept)
+        partial = pages is not None or limit is not None
+        if partial:
+            jobs, report.skipped = select_jobs(jobs, the_plan, pages, limit)
+            to_remove = []
         if dry_run:
-            report.plan = [_estimate(job, schema, existing) for _, _, job in jobs]
+            report.plan = [_estimate(job, schema, existing, lib) for _, _, job in jobs]
             report.plan += [
                 {"page": p, "action": "remove", "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
                 for p in to_remove
@@ -590,11 +616,13 @@ def compile_wiki(
         drafts = [by_job[id(job)] for _, _, job in jobs]
         outputs: dict[str, str] = {}
         finals: dict[str, Draft] = {}
+        causes = getattr(lib, "failures", {})
         for (spec, fp, job), draft in zip(jobs, drafts, strict=True):
             outline = schema.page_types[spec.type].sections if spec.type in schema.page_types else ()
             final = finish_draft(job, draft, lib, verifier, report, outline) if draft is not None else None
             if final is None:
                 report.failed.append(spec.path)
+                report.causes[spec.path] = causes.get(spec.path, "no verifiable sentence remained")
                 continue
             outputs[spec.path] = render_page(spec, final, fp, lib, navs[spec.path])
             finals[spec.path] = final
@@ -629,7 +657,7 @@ def compile_wiki(
         report.coverage = measure_coverage(root, docs_list, the_plan, finals)
         if entry:
             append_log(root, entry)
-        if not report.failed and not report.unreadable:
+        if not report.failed and not report.unreadable and not report.skipped:
             write_json_artifact(root / FACTS, {"facts": known}, STATE_VERSION)
             save_state(root, digest, report, len(the_plan.pages), docs, len(existing))
         elif entry:
@@ -859,18 +887,52 @@ def _remove_empty_dirs(folder: Path) -> None:
             d.rmdir()
 
 
-def _estimate(job: PageJob, schema: WikiSchema, existing: dict) -> dict:
-    chars = len(job.rules) + sum(len(d.body) for d in job.docs.values())
-    tokens_in = chars // 4 + 500
-    tokens_out = min(schema.librarian.max_tokens, max(300, tokens_in // 4))
-    lib = schema.librarian
-    cost = (tokens_in * lib.price_in_per_mtok + tokens_out * lib.price_out_per_mtok) / 1e6
+def select_jobs(
+    jobs: list[tuple[PageSpec, str, PageJob]], the_plan: Plan, pages: list[str] | None, limit: int | None
+) -> tuple[list[tuple[PageSpec, str, PageJob]], int]:
+    """The jobs ``--page`` names (a wiki path, or a page's file name with or without ``.md``), then
+    the first ``--limit`` of them; and how many were left out."""
+    chosen = jobs
+    if pages is not None:
+        wanted: set[str] = set()
+        for name in pages:
+            match = [
+                s.path
+                for s in the_plan.pages
+                if name.strip("/") in (s.path, s.path.removeprefix(WIKI + "/"), PurePosixPath(s.path).stem)
+                or name.strip("/") + ".md" in (s.path, s.path.removeprefix(WIKI + "/"))
+            ]
+            if not match:
+                examples = ", ".join(s.path for s in the_plan.pages[:3])
+                raise ConfigError(
+                    f"--page {name}: no such page in the plan; name a wiki page such as {examples}"
+                )
+            wanted.update(match)
+        chosen = [j for j in jobs if j[0].path in wanted]
+    if limit is not None:
+        if limit < 1:
+            raise ConfigError(f"--limit {limit}: must be at least 1")
+        chosen = chosen[:limit]
+    return chosen, len(jobs) - len(chosen)
+
+
+def _estimate(job: PageJob, schema: WikiSchema, existing: dict, lib: Librarian) -> dict:
+    """A dry-run row: the page's prompt (the largest part's) against the model's context, and
+    the tokens and cost of writing it."""
+    conf = schema.librarian
+    estimate = getattr(lib, "estimate", None)
+    if estimate is not None:
+        row = {**estimate(job), "context_tokens": lib.context_tokens}  # type: ignore[attr-defined]
+    else:
+        chars = len(job.rules) + sum(len(d.body) for d in job.docs.values())
+        tokens_in = chars // 4 + 500
+        row = {"tokens_in": tokens_in, "tokens_out": min(conf.max_tokens, max(300, tokens_in // 4))}
+    cost = (row["tokens_in"] * conf.price_in_per_mtok + row["tokens_out"] * conf.price_out_per_mtok) / 1e6
     return {
         "page": job.spec.path,
         "action": "change" if job.spec.path in existing else "add",
         "sources": len(job.docs),
-        "tokens_in": tokens_in,
-        "tokens_out": tokens_out,
+        **row,
         "cost_usd": round(cost, 4),
     }
 

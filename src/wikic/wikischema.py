@@ -90,9 +90,20 @@ class Librarian:
     model: str = ""
     base_url: str = ""
     concurrency: int = 4
-    max_tokens: int = 4096
+    max_tokens: int = 2048  # reply budget per request
+    timeout: float = 600.0  # seconds to wait for one reply (a small local model needs minutes)
+    context_tokens: int = 0  # the model's context window; 0 = the backend's default
+    page_chars: int = (
+        8000  # source text per request (about max_tokens × 4): a page with more is written in parts
+    )
     price_in_per_mtok: float = 3.0
     price_out_per_mtok: float = 15.0
+
+
+# A librarian setting that changes how long a compile waits, not what it writes: raising it
+# after a timeout recompiles nothing. (concurrency and prices have always been hashed; leaving
+# them out would mark every compiled page stale.)
+RUNTIME_KEYS = ("timeout",)
 
 
 @dataclass(frozen=True)
@@ -242,11 +253,19 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
         model=lf.get("model", str, ""),
         base_url=lf.get("base_url", str, ""),
         concurrency=lf.positive("concurrency", 4),
-        max_tokens=lf.positive("max_tokens", 4096),
+        max_tokens=lf.positive("max_tokens", 2048),
+        timeout=lf.positive("timeout", 600.0),
+        context_tokens=lf.get("context_tokens", int, 0),
+        page_chars=lf.positive("page_chars", 8000),
         price_in_per_mtok=lf.get("price_in_per_mtok", float, 3.0),
         price_out_per_mtok=lf.get("price_out_per_mtok", float, 15.0),
     )
     lf.done()
+    if librarian.context_tokens < 0 or 0 < librarian.context_tokens <= librarian.max_tokens:
+        raise ConfigError(
+            f"{path}: librarian.context_tokens ({librarian.context_tokens}) must be above "
+            f"librarian.max_tokens ({librarian.max_tokens}): the prompt and the reply share the context"
+        )
 
     idx = Fields(top.get("index", dict, {}), f"{path}: index")
     budget = idx.positive("token_budget", 3000)
@@ -281,6 +300,8 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     # Page specs carry their own entity, guide or comparison config; this hash covers what every
     # page depends on, so changing it recompiles everything.
     shared = {k: v for k, v in data.items() if k in ("page_types", "librarian", "verify")}
+    if isinstance(shared.get("librarian"), dict):
+        shared["librarian"] = {k: v for k, v in shared["librarian"].items() if k not in RUNTIME_KEYS}
     digest = sha256_tag(canonical_json([shared, rules]))
     return WikiSchema(
         path,

@@ -6,6 +6,7 @@ translated into wikic errors in ``translate`` and nowhere else.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -15,27 +16,37 @@ import anthropic
 from ..wikischema import WikiSchema
 from .base import Usage
 from .llm import LLMLibrarian
-from .model import ModelConfigError, ModelError, ModelRequest, ModelResponse
+from .model import ModelConfigError, ModelError, ModelRequest, ModelResponse, context_overflow
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = 600.0
 DEFAULT_RETRIES = 4
+DEFAULT_CONTEXT_TOKENS = 200_000
 
 
 def translate(exc: anthropic.AnthropicError, model: str) -> ModelError:
-    """SDK error → wikic error with a message that says what to do."""
+    """SDK error → wikic error with a message that says what to do.
+
+    A refused key, an unknown model and an unreachable API stop the compile
+    (``ModelConfigError``); anything else belongs to the page whose request it was."""
     if isinstance(exc, anthropic.AuthenticationError):
         return ModelConfigError("Anthropic rejected the API key (401); check ANTHROPIC_API_KEY")
     if isinstance(exc, anthropic.PermissionDeniedError):
         return ModelConfigError("the Anthropic API key may not use this model or feature (403)")
     if isinstance(exc, anthropic.NotFoundError):
         return ModelConfigError(f"Anthropic does not know model '{model}' (404); set librarian.model")
-    if isinstance(exc, anthropic.BadRequestError):
-        return ModelConfigError(f"Anthropic rejected the request (400): {_message(exc)}")
     if isinstance(exc, anthropic.APITimeoutError):
-        return ModelError("Anthropic did not answer in time, after retries; rerun compile")
+        return ModelError("Anthropic did not answer in time, after retries; raise librarian.timeout")
     if isinstance(exc, anthropic.APIConnectionError):
-        return ModelError(f"cannot reach the Anthropic API ({exc.__cause__ or exc}); rerun compile")
+        return ModelConfigError(
+            f"cannot reach the Anthropic API ({exc.__cause__ or exc}); check the network "
+            "or ANTHROPIC_BASE_URL"
+        )
+    if isinstance(exc, anthropic.APIStatusError) and 400 <= exc.status_code < 500 and exc.status_code != 429:
+        message = _message(exc)
+        return context_overflow(message) or ModelError(
+            f"Anthropic rejected the request ({exc.status_code}): {message}"
+        )
     if isinstance(exc, anthropic.APIStatusError):
         return ModelError(
             f"Anthropic answered {exc.status_code} after retries: {_message(exc)}; rerun compile later"
@@ -61,7 +72,12 @@ def usage_of(u: Any, retries: int = 0) -> Usage:
 
 
 def response_of(message: Any, retries: int = 0) -> ModelResponse:
-    out = ModelResponse(usage=usage_of(message.usage, retries), stop_reason=str(message.stop_reason or ""))
+    usage = usage_of(message.usage, retries)
+    out = ModelResponse(
+        usage=usage,
+        stop_reason=str(message.stop_reason or ""),
+        prompt_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+    )
     texts = []
     for block in message.content:
         if block.type == "tool_use" and out.tool_input is None:
@@ -95,6 +111,7 @@ class AnthropicModel:
         self.client = client or anthropic.Anthropic(
             api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=max_retries
         )
+        self._closed = threading.Event()
 
     def params(self, req: ModelRequest) -> dict[str, Any]:
         system = []
@@ -115,12 +132,23 @@ class AnthropicModel:
         }
 
     def complete(self, request: ModelRequest) -> ModelResponse:
+        if self._closed.is_set():
+            raise ModelError("cancelled: the compile is stopping")
         try:
             raw = self.client.messages.with_raw_response.create(**self.params(request))
             message = raw.parse()
-        except anthropic.AnthropicError as exc:
+        except (anthropic.AnthropicError, RuntimeError) as exc:  # RuntimeError: a closed client
+            if self._closed.is_set():
+                raise ModelError("cancelled: the compile is stopping") from None
+            if isinstance(exc, RuntimeError):
+                raise
             raise translate(exc, self.name) from exc
         return response_of(message, getattr(raw, "retries_taken", 0))
+
+    def close(self) -> None:
+        """Stop: no request or retry starts from now on (one in flight runs to its end)."""
+        self._closed.set()
+        self.client.close()
 
     def batch(self, requests: list[ModelRequest]) -> list[ModelResponse | Exception]:
         """All requests as one Message Batch; waits for it to end. Results come back in order;
@@ -162,6 +190,8 @@ class AnthropicLibrarian(LLMLibrarian):
             lib.model or DEFAULT_MODEL,
             api_key=env.get("ANTHROPIC_API_KEY"),
             base_url=lib.base_url or env.get("ANTHROPIC_BASE_URL") or None,
-            **model_args,
+            **{"timeout": lib.timeout, **model_args},
         )
-        return cls.from_model(model, schema, name="anthropic", batch=batch)
+        return cls.from_model(
+            model, schema, name="anthropic", batch=batch, default_context=DEFAULT_CONTEXT_TOKENS
+        )
