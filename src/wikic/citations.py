@@ -334,22 +334,24 @@ class Cited:
     (lower-cased, link targets kept, for addresses) are only worked out for a sentence that is
     no quote."""
 
-    def __init__(self, flat: str, starts: frozenset[int], runs: list[str], raw: str):
+    def __init__(self, flat: str, starts: frozenset[int], plain: str, rest: list[str], body: str):
         self.flat = flat
         self.starts = starts  # offsets in ``flat`` where a line begins
-        self._runs = runs
-        self._raw = raw
+        self._plain = plain  # the section's text, images as their alt text
+        self._rest = rest  # the title and the frontmatter fields
+        self._body = body  # the section's Markdown
 
     @cached_property
     def analysis(self) -> Analysis:
         analysis = Analysis()
-        for run in self._runs:
+        plain = self._plain
+        for run in [*re.split(r"\n\s*\n", plain), *table_rows(plain), *self._rest]:
             analysis.add(analyse(run, addresses=False))
         return analysis
 
     @cached_property
     def raw(self) -> str:
-        return self._raw.lower()
+        return "\n".join([self._body, *self._rest]).lower()
 
     def quotes(self, sentence: str) -> bool:
         """Whether ``sentence`` occurs verbatim, starting where a sentence, item or line starts
@@ -366,9 +368,8 @@ class Cited:
         return False
 
 
-def cited_parts(doc: SourceDoc, anchor: str) -> list[str]:
-    """The text a citation of ``doc#anchor`` covers, as runs: the section's lines with its
-    sub-sections (the whole body without an anchor), the title, and one run per frontmatter field."""
+def section_body(doc: SourceDoc, anchor: str) -> str:
+    """The section's heading and lines with its sub-sections (the whole body without an anchor)."""
     if not anchor:
         body = doc.body
     else:
@@ -383,12 +384,16 @@ def cited_parts(doc: SourceDoc, anchor: str) -> list[str]:
             else:
                 break
         body = "\n\n".join(parts)
-    fields = [
+    return body
+
+
+def field_lines(doc: SourceDoc) -> list[str]:
+    """The frontmatter fields of ``doc``, one line each (bookkeeping and nested fields aside)."""
+    return [
         _field_text(k, v)
         for k, v in doc.meta.items()
         if k not in ("layer0", "generated_by") and not isinstance(v, dict)
     ]
-    return [body, doc.title, *fields]
 
 
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
@@ -417,21 +422,18 @@ def _cells(line: str) -> list[str]:
     return [" ".join(c.split()) for c in re.split(r"(?<!\\)\|", inner)]
 
 
-def _cited(doc: SourceDoc, anchor: str) -> Cited:
-    body, *rest = cited_parts(doc, anchor)
-    flat_parts: list[str] = []
-    starts: set[int] = set()
-    pos = 0
-    for line in [*plain_inline(_IMAGE.sub("", body)).split("\n"), *rest]:  # quotes skip images
-        line = _normal(line)
-        if not line:
-            continue
-        starts.add(pos)
-        flat_parts.append(line)
-        pos += len(line) + 1
+def _cited(doc: SourceDoc, anchor: str, rest: list[str], rest_flat: list[str]) -> Cited:
+    """What a citation of ``doc#anchor`` vouches for; ``rest`` is the document's title and fields
+    as lines, ``rest_flat`` the same normalised (shared by all of its sections)."""
+    body = section_body(doc, anchor)
     plain = plain_inline(body)  # images become their alt text
-    runs = [*re.split(r"\n\s*\n", plain), *table_rows(plain), *rest]
-    return Cited(" ".join(flat_parts), frozenset(starts), runs, "\n".join([body, *rest]))
+    quotable = plain_inline(_IMAGE.sub("", body)) if "![" in body else plain  # quotes skip images
+    flat_parts = [x for x in map(_normal, quotable.split("\n")) if x] + rest_flat
+    starts, pos = set(), 0
+    for part in flat_parts:
+        starts.add(pos)
+        pos += len(part) + 1
+    return Cited(" ".join(flat_parts), frozenset(starts), plain, rest, body)
 
 
 # -- the verifier ----------------------------------------------------------------------------------
@@ -457,6 +459,7 @@ class Verifier:
         self.unreadable = unreadable  # files that exist but cannot be parsed: citations of them are skipped
         self._cited: dict[Citation, Cited] = {}  # per verifier, so no cache outlives its KB
         self._merged: dict[tuple[Citation, ...], Analysis] = {}
+        self._rest: dict[str, tuple[list[str], list[str]]] = {}  # path → its title and fields, as lines
 
     def resolve(self, cite: Citation) -> str | None:
         """None when the citation points at an existing file and anchor, else the problem."""
@@ -472,7 +475,11 @@ class Verifier:
     def cited(self, cite: Citation) -> Cited:
         found = self._cited.get(cite)
         if found is None:
-            found = self._cited[cite] = _cited(self.docs[cite.path], cite.anchor)
+            doc = self.docs[cite.path]
+            if cite.path not in self._rest:
+                rest = [doc.title, *field_lines(doc)]
+                self._rest[cite.path] = rest, [x for x in map(_normal, rest) if x]
+            found = self._cited[cite] = _cited(doc, cite.anchor, *self._rest[cite.path])
         return found
 
     def cited_text(self, cite: Citation) -> str:
@@ -481,7 +488,7 @@ class Verifier:
     def section_text(self, cite: Citation) -> str:
         """The cited section's own text (with its sub-sections), inline Markdown removed: what a
         table cell quoted from the source is looked up in."""
-        return plain_inline(cited_parts(self.docs[cite.path], cite.anchor)[0])
+        return plain_inline(section_body(self.docs[cite.path], cite.anchor))
 
     def cited_text_any(self, cites: tuple[Citation, ...]) -> str:
         return "\n".join(self.cited_text(c) for c in cites)

@@ -31,6 +31,7 @@ from .models import SourceDoc
 RARE = 0.05  # a distinctive word is in at most this share of documents
 MAX_PAIRS = 50
 
+_WORDS = re.compile(r"[a-z][a-z-]*")
 _PRESCRIBES = re.compile(
     r"\b(use|uses|using|used|must|only|should|recommend\w*|apply|applying|called|requires?|need|includes?|"
     r"included|features?)\b",
@@ -83,7 +84,7 @@ def disagreements(
     how many documents use each word stem)."""
     rare = max(2, RARE * len(docs))
     text_of = {d.path: plain_inline(d.title + "\n" + d.body).lower() for d in docs}
-    counts = {p: Counter(re.findall(r"[a-z][a-z-]*", text)) for p, text in text_of.items()}
+    counts = {p: Counter(_WORDS.findall(text)) for p, text in text_of.items()}
     sentences: list[_Sentence] = []
     for d in docs:
         for anchor, s in said.get(d.path, ()):

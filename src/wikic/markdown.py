@@ -17,12 +17,15 @@ _WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
 # Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores.
 _INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
 _HTML_TAG = re.compile(r"<[^>]+>")
+_MARKED = re.compile(r"[\[<*`~_:\\]")  # a character some inline markup below needs
 
 
 @lru_cache(maxsize=1 << 15)  # a sentence is read by the verifier, the renderer and coverage alike
 def plain_inline(text: str) -> str:
     """Rendered text of inline Markdown: links become their text, emphasis and tags vanish, and
     backslash-escaped punctuation ('2\\) Step') reads as itself."""
+    if not _MARKED.search(text):
+        return text.strip()
     text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
     text = _LINK.sub(r"\1", text)
     text = _HTML_TAG.sub("", text)
@@ -209,12 +212,13 @@ _SENT_END = re.compile(
     r"([.!?][\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9\u4e00-\u9fff\u3040-\u30ff])"
     r"|([。！？][\"'”’)\]」』]*)\s*(?=\S)"
 )
+_SPACES = re.compile(r"\s+")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Dr|No|Fig|U\.S)\.|\b[A-Z]\.)$")
 
 
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; conservative around abbreviations and decimals."""
-    text = re.sub(r"\s+", " ", text).strip()
+    text = _SPACES.sub(" ", text).strip()
     if not text:
         return []
     out: list[str] = []

@@ -32,6 +32,8 @@ LINK = re.compile(r"\[([^\]]*)\]" + _DEST)
 _OPENER = re.compile(r"<(?=[A-Za-z/!?])")
 _LEAD_MARKS = re.compile(r"^[\s#>]+")
 _BREAKS = re.compile(r"[ \t]*[\r\n\f\v]+[\s]*")
+_MARKUP = re.compile(r"[<\]\r\n\f\v]|^\s|\s$")  # what any of the substitutions below could change
+_LEAD_CHARS = "#>"
 
 WIKI = "wiki"
 
@@ -54,6 +56,8 @@ def _allowed(href: str, folder: str) -> bool:
 def sanitize(text: str, page_path: str) -> str:
     """``text`` with raw HTML removed (any '<' left is escaped), images dropped, links out of the
     KB reduced to their text, and on one line that starts no heading or quote."""
+    if not _MARKUP.search(text):  # most sentences: plain text on one line
+        return text if text[:1] not in _LEAD_CHARS else _LEAD_MARKS.sub("", text)
     text = _COMMENT.sub("", text)
     text = AUTOLINK.sub(r"\1", text)
     text = RAW_HTML.sub("", text)
@@ -64,25 +68,28 @@ def sanitize(text: str, page_path: str) -> str:
 
 
 def sanitize_draft(draft: Draft, page_path: str) -> Draft:
-    """Every sentence, cell, heading, the summary and the keywords of a draft, sanitised."""
+    """Every sentence, cell, heading, the summary and the keywords of a draft, sanitised (a block
+    with nothing to clean is kept as it is)."""
 
     def clean(s: str) -> str:
         return sanitize(s, page_path)
 
-    blocks = []
-    for b in draft.blocks:
-        blocks.append(
-            replace(
-                b,
-                text=clean(b.text),
-                sentences=tuple(Sentence(clean(s.text), s.cites) for s in b.sentences),
-                header=tuple(clean(h) for h in b.header),
-                rows=tuple(tuple(Cell(clean(c.text), c.cites) for c in row) for row in b.rows),
-            )
+    def clean_block(b: Block) -> Block:
+        sentences = tuple(
+            Sentence(t, s.cites) if (t := clean(s.text)) is not s.text else s for s in b.sentences
         )
+        rows = tuple(
+            tuple(Cell(t, c.cites) if (t := clean(c.text)) is not c.text else c for c in r) for r in b.rows
+        )
+        text, header = clean(b.text), tuple(clean(h) for h in b.header)
+        same = text is b.text and all(a is b_ for a, b_ in zip(sentences, b.sentences))
+        same = same and all(x is y for r, r0 in zip(rows, b.rows) for x, y in zip(r, r0))
+        same = same and all(h is h0 for h, h0 in zip(header, b.header))
+        return b if same else replace(b, text=text, sentences=sentences, header=header, rows=rows)
+
     return replace(
         draft,
-        blocks=tuple(blocks),
+        blocks=tuple(clean_block(b) for b in draft.blocks),
         summary=clean(draft.summary),
         keywords=tuple(k for k in (clean(k) for k in draft.keywords) if k),
     )

@@ -121,8 +121,11 @@ _ORDERED = re.compile(r"^\s*\d+[.)]\s+")
 _RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$")
 
 
+_LETTER = re.compile(r"[^\W\d_]")
+
+
 def _has_letters(text: str) -> bool:
-    return bool(re.search(r"[^\W\d_]", text))
+    return bool(_LETTER.search(text))
 
 
 def section_content(doc: SourceDoc, section: Section) -> list[Block]:
@@ -420,6 +423,7 @@ def aliases(doc: SourceDoc) -> list[str]:
 
 
 _KEYWORD = re.compile(r"^[a-z][a-z-]*[a-z]$")
+_LOWER_WORD = re.compile(r"\b[a-z][a-z-]+\b")
 _CAPITALISED_WORD = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+)\b")
 
 
@@ -435,7 +439,7 @@ def keywords(
     mid-sentence unless its title or headings do too (that is a person's or a place's name)."""
     head = " ".join(texts[:1])
     capitalised = Counter(m.group(1).lower() for x in texts for m in _CAPITALISED_WORD.finditer(x))
-    lowered = Counter(w for x in texts for w in re.findall(r"\b[a-z][a-z-]+\b", x))
+    lowered = Counter(w for x in texts for w in _LOWER_WORD.findall(x))
     proper = {w for w in capitalised if not lowered[w]} - set(words(head))
     counts = Counter(
         t for text in texts for t in tokens(text) if len(t) > 2 and _KEYWORD.match(t) and t not in proper
@@ -463,12 +467,14 @@ DENIED = frozenset(
 )
 
 
+_LETTERS = re.compile(r"[a-z]+")
+
 # Words of courtesy that comment threads and letters are full of; nobody searches by them.
 COURTESY = frozenset("thank thanks thx please sorry hello hey welcome cheers regards congrats".split())
 
 
 def denied(keyword: str) -> bool:
-    return any(w in DENIED or w in COURTESY for w in re.findall(r"[a-z]+", keyword.lower()))
+    return any(w in DENIED or w in COURTESY for w in _LETTERS.findall(keyword.lower()))
 
 
 def source_tables(doc: SourceDoc):
