@@ -355,3 +355,103 @@ def test_a_question_title_names_no_subject_and_tags_state_no_fact():
     assert scorer.named([faq]) == set()  # a question for a title is not a name
     [facts] = fact_units(faq)
     assert facts.parts == ("Window days: 60",)  # tags file the record; they say nothing of it
+
+
+def _article(body: str, title: str = "Logs", key: str = "logs") -> SourceDoc:
+    return SourceDoc(
+        "docs",
+        key,
+        key,
+        f"layer1_sources/docs/{key}.md",
+        title,
+        {"title": title},
+        body,
+        "",
+        split_sections(body),
+    )
+
+
+LIMITS = """# Log limits
+
+We limit how many logs a device can store within a given time period.
+
+Time Period | Max Number of Logs
+--- | ---
+1 minute | 250
+1 hour | 5,000
+1 day | 25,000
+
+Warnings are shown when a limit is reached.
+"""
+
+
+def test_a_short_table_is_a_unit_whole_with_its_column_labels():
+    doc = _article(LIMITS)
+    units = section_units(doc, doc.sections[0])
+    table = [u for u in units if u.kind == "table"]
+    assert [u.parts for u in table] == [
+        (
+            "Time Period: 1 minute, Max Number of Logs: 250",
+            "Time Period: 1 hour, Max Number of Logs: 5,000",
+            "Time Period: 1 day, Max Number of Logs: 25,000",
+        )
+    ]
+    rows = [u for u in units if u.kind == "row"]
+    assert {u.block for u in rows} == {table[0].block}  # rows know the table they belong to
+    # a quantity question gets the whole labelled table ('max' labels a limit), and none of its
+    # rows again
+    units = compose(
+        "Is there a cap on how many logs it can send?",
+        {doc.path: doc},
+        [doc.path + "#log-limits"],
+        lambda t: 1.0,
+    )
+    assert units[0].kind == "table"
+    assert not [u for u in units if u.kind == "row"]
+
+
+def test_a_limit_labelled_by_a_phrase_is_a_labelled_quantity():
+    scorer = Scorer("Is there a cap on how many plants it adds?", lambda t: 1.0)
+    assert scorer.quantity_of("You can only add up to 100 plants at a time.") > scorer.quantity_of(
+        "Planting 100 seeds takes a while."
+    )
+
+
+TWO_PARTS = """# Area
+
+The XL gives 14.4m2 of growing area, the Express 3.6m2.
+
+The growing area of the XL fits a raised bed of 2.4m by 6m.
+
+Much of the XL growing area suits a raised bed of vegetables.
+
+# Build time
+
+Building it will take about 12 hours.
+"""
+
+
+def test_support_covers_the_part_of_the_question_the_best_unit_leaves_out():
+    doc = _article(TWO_PARTS, "Express models", "express")
+    refs = [doc.path + "#area", doc.path + "#build-time"]
+    question = "How much growing area does the XL give, and how long does its raised bed take to build?"
+    text = " ".join(u.text for u in compose(question, {doc.path: doc}, refs, lambda t: 1.0))
+    assert "14.4m2" in text and "12 hours" in text
+
+
+SYMPTOMS = """# Choose the needle
+
+Some seeds are heavy. The seed may get picked up but then dropped while the bot is moving to the planting spot. In either case, switch to a larger needle.
+
+Every kit includes three needles of different sizes so that you can pick one for each kind of seed, from tiny lettuce seeds to large squash seeds, and change them in seconds.
+"""
+
+
+def test_a_reported_problem_gets_what_follows_the_sentence_describing_it():
+    doc = _article(SYMPTOMS, "Picking up seeds", "seeds")
+    refs = [doc.path + "#choose-the-needle"]
+    report = "The seed gets picked up but is dropped while the bot is moving to the planting spot."
+    assert Shape.of(report).report and not Shape.of("Why is the seed dropped?").report
+    units = compose(report, {doc.path: doc}, refs, lambda t: 1.0)
+    assert units[0].text.startswith("The seed may get picked up")
+    assert units[1].text == "In either case, switch to a larger needle."
