@@ -455,3 +455,71 @@ def test_a_reported_problem_gets_what_follows_the_sentence_describing_it():
     units = compose(report, {doc.path: doc}, refs, lambda t: 1.0)
     assert units[0].text.startswith("The seed may get picked up")
     assert units[1].text == "In either case, switch to a larger needle."
+
+
+def test_question_parts():
+    from wikic.answer import question_parts
+
+    assert question_parts("How deep do beet seeds go, and how long until I see sprouts?") == [
+        "How deep do beet seeds go",
+        "how long until I see sprouts?",
+    ]
+    # a statement sets the scene and asks nothing; one question is not in parts
+    assert question_parts("I'm torn between the two. How much area does the XL give?") == []
+    assert question_parts("What should I put on the leadscrew? Is normal grease fine?") == [
+        "What should I put on the leadscrew?",
+        "Is normal grease fine?",
+    ]
+
+
+def test_each_part_of_a_question_gets_its_best_unit_and_other_subjects_facts_stay_out():
+    spinach = _doc(
+        "# Spinach\n\n## Details\n\n- **Row spacing:** 30\n",
+        title="Spinach",
+        row_spacing=30,
+        sowing_method="Direct seed outdoors, thin to 15cm when seedlings are 3cm high",
+    )
+    endive = SourceDoc(
+        "crops",
+        "endive",
+        "endive",
+        "layer1_sources/crops/endive.md",
+        "Belgian Endive",
+        {"title": "Belgian Endive", "row_spacing": 15, "sowing_method": "Direct seed, thin to 15cm apart"},
+        "# Belgian Endive\n\n## Details\n\n- **Row spacing:** 15\n",
+        "",
+        tuple(split_sections("# Belgian Endive\n\n## Details\n\n- **Row spacing:** 15\n")),
+    )
+    seq = _article(
+        "# Plant one seed\n\nThe planting sequence pushes the seed 10 to 40mm deep into the soil.\n",
+        "Sequences",
+        "sequences",
+    )
+    docs = {d.path: d for d in (spinach, endive, seq)}
+    refs = [spinach.path + "#details", endive.path + "#details", seq.path + "#plant-one-seed"]
+    question = (
+        "I'm sowing spinach. How deep should the bot push the seed, and how far apart will the plants end up?"
+    )
+    rare = {"spinach", "belgian", "endive"}  # names are rare words
+    units = compose(question, docs, refs, lambda t: 5.0 if t in rare else 1.0)
+    text = " ".join(u.text for u in units)
+    assert "10 to 40" in text and "15cm" in text
+    assert "Belgian Endive" not in text
+    assert len([u for u in units if u.kind == "facts"]) == 1  # one fact list, once
+
+
+def test_the_second_part_of_a_question_is_answered_though_the_first_part_scores_higher():
+    seeding = _article(
+        "# Seeding\n\nThe bot pushes the seed 5mm deep into the soil when seeding.\n\n"
+        "The seeding depth of the bot depends on the seed.\n\n"
+        "Deep seeds and shallow seeds need different settings for the bot to push.\n",
+        "Seeding",
+        "seeding",
+    )
+    thinning = _article("# Thinning\n\nThin the plants 15cm apart.\n", "Thinning", "thinning")
+    docs = {seeding.path: seeding, thinning.path: thinning}
+    refs = [seeding.path + "#seeding", thinning.path + "#thinning"]
+    question = "How deep should the bot push the seed, and how far apart will the plants end up?"
+    texts = [u.text for u in compose(question, docs, refs, lambda t: 1.0)]
+    assert texts[0] == "The bot pushes the seed 5mm deep into the soil when seeding."
+    assert "Thin the plants 15cm apart." in texts

@@ -109,7 +109,16 @@ QUANTITIES: dict[str, Quantity] = {
         (*_LENGTH, "mp", "px"),
     ),
     "duration": Quantity(
-        ("how long", "how soon", "how quickly", "until", "how many days", "how many hours"),
+        (
+            "how long",
+            "how soon",
+            "how quickly",
+            "until",
+            "how many days",
+            "how many hours",
+            "how much longer",
+            "how much time",
+        ),
         ("time", "take", "takes", "last", "lasts", "duration", "long"),
         (*_TIME, *_LENGTH),
     ),
@@ -190,6 +199,31 @@ class Shape:
         found = tuple(name for name, q in QUANTITIES.items() if any(_has_phrase(low, c) for c in q.cues))
         report = "?" not in question
         return cls(tuple(query_terms(question)), found, bool(_HOW_TO.search(question)) and not found, report)
+
+
+_ASKING = re.compile(
+    r"^(?:how|what|what's|which|when|where|why|who|whose|can|could|do|does|did|is|are|was|were|"
+    r"should|shall|will|would|may|must|has|have)\b",
+    re.IGNORECASE,
+)
+_AND_ASK = re.compile(
+    r",?\s+(?:and|or|but)\s+(?=(?:how|what|what's|which|when|where|why|who|can|could|do|does|is|are|"
+    r"should|will|would)\b)",
+    re.IGNORECASE,
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a question asks, when it asks more than one ('How deep do beet seeds go,
+    and how long until I see sprouts?' → two); [] when it asks one. Statements around them
+    ('I'm torn between the Express and the XL.') set the scene and ask nothing."""
+    parts = [
+        p.strip(" ,")
+        for sentence in split_sentences(question)
+        for p in _AND_ASK.split(sentence)
+        if _ASKING.match(p.strip(" ,")) or p.rstrip().endswith("?")
+    ]
+    return parts if len(parts) > 1 else []
 
 
 def _has_phrase(text: str, phrase: str) -> bool:
@@ -449,6 +483,10 @@ class Scorer:
             if any(not any(o[0] <= a and b <= o[1] and o != (a, b) for o in every) for a, b in found)
         }
 
+    def mentions(self, name: str) -> bool:
+        """Whether the question uses a word of ``name`` (plurals aside)."""
+        return bool({plural_stem(w) for w in words(name) if w not in STOPWORDS}.intersection(self.tokens))
+
     def pairs(self, text: str) -> float:
         """The share of the question's adjacent word pairs (rarity-weighted) that ``text`` holds
         side by side: 'stall detection' in a unit is stronger evidence than both words apart."""
@@ -573,10 +611,32 @@ def compose(
             if len(u.text.split()) <= budget and not _repeats(u, chosen):
                 chosen.append(u)
                 budget -= len(u.text.split())
+    # when the question names its subjects, the fact list of a subject it does not mention (no
+    # word of its name) says nothing about them
+    others = {
+        c.unit.ref
+        for c in candidates
+        if c.unit.kind == "facts" and named and not c.named and not scorer.mentions(c.unit.context)
+    }
+    # a question in several parts ('How much more area…, and how much longer…?') gets the best
+    # unit for each part too, scored on that part's words
+    for part in question_parts(question):
+        ps = Scorer(part, weight)
+        top = max(
+            (c for c in candidates if c.unit.ref not in others or c.unit.kind != "facts"),
+            key=lambda c: (ps.score(c.unit, c.rank, ps.coverage(c.section), c.named), -c.rank),
+        ).unit
+        if top.kind == "facts":
+            top = ps.facts_first(top)
+        if top.kind != "steps" and len(top.text.split()) <= budget and not _repeats(top, chosen):
+            chosen.append(top)
+            budget -= len(top.text.split())
     # support: the units scoring nearly as well as the best (of its own section, less nearly),
     # the best first, counting what each adds to what the answer already says
     said = scorer.held(" ".join(u.text for u in chosen))
-    rest = [(s, u) for s, _, u in scored[1:] if u.kind != "steps"]
+    rest = [
+        (s, u) for s, _, u in scored[1:] if u.kind != "steps" and not (u.kind == "facts" and u.ref in others)
+    ]
     while len(chosen) < MAX_UNITS and budget > 0:
         pick = None
         for s, u in rest:
@@ -602,6 +662,8 @@ def _repeats(unit: Unit, chosen: Sequence[Unit]) -> bool:
         if unit.text in c.text or c.text in unit.text:
             return True
         if unit.block >= 0 and unit.ref == c.ref and unit.block == c.block:
+            return True
+        if unit.kind == c.kind == "facts" and unit.ref == c.ref:  # one fact list, reordered
             return True
     return False
 
