@@ -523,3 +523,38 @@ def test_the_second_part_of_a_question_is_answered_though_the_first_part_scores_
     texts = [u.text for u in compose(question, docs, refs, lambda t: 1.0)]
     assert texts[0] == "The bot pushes the seed 5mm deep into the soil when seeding."
     assert "Thin the plants 15cm apart." in texts
+
+
+REFILLS = """# Typical refill intervals
+
+- **Sprout 3** (1.2-litre tank): about 7 days.
+- **Grove 6** (4.0-litre tank): about 14 days.
+
+Warm rooms increase water use.
+
+- Commercial use
+- Large farms
+"""
+
+
+def test_a_short_bulleted_list_is_a_unit_whole_and_its_items_are_not_repeated():
+    doc = _article(REFILLS, "Refills", "refills")
+    units = section_units(doc, doc.sections[0])
+    lists = [u for u in units if u.kind == "list"]
+    assert [u.parts for u in lists] == [
+        ("Sprout 3 (1.2-litre tank): about 7 days.", "Grove 6 (4.0-litre tank): about 14 days."),
+        ("Commercial use", "Large farms"),
+    ]
+    items = [u for u in units if u.kind == "item"]
+    assert [u.block for u in items] == [lists[0].block] * 2 + [lists[1].block] * 2
+    refs = [doc.path + "#typical-refill-intervals"]
+    units = compose("How many days does a tank last?", {doc.path: doc}, refs, lambda t: 1.0)
+    said = [part for u in units for part in (u.parts if u.kind == "list" else (u.text,))]
+    assert (
+        "Sprout 3 (1.2-litre tank): about 7 days." in said
+        and "Grove 6 (4.0-litre tank): about 14 days." in said
+    )
+    assert len(said) == len(set(said))  # a list and its own items are never both given
+    # a whole list holding none of the question's words is about something else
+    scorer = Scorer("How many days does a tank last?", lambda t: 1.0)
+    assert scorer.score(lists[1], 0) < scorer.score(lists[0], 0) / 2

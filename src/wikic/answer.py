@@ -8,6 +8,7 @@ A *unit* is the smallest part of a source that states something whole:
 - ``item``: a list item or a numbered step;
 - ``steps``: a numbered list (or a run of "**Step N:**" paragraphs) whole, in order;
 - ``table``: a short table whole, each row with its column labels;
+- ``list``: a short bulleted list whole;
 - ``sentence``: a sentence of a paragraph.
 
 Each unit is scored against the question: the rarity-weighted share of the question's words it
@@ -45,11 +46,12 @@ from .versions import is_superseded
 DOCS = 5  # documents (in the lookup's order) whose units are candidates
 SHORT_SECTION = 60  # words: a section this short is given whole around its best unit
 MAX_UNITS = 6  # units in an answer
-TABLE_ROWS = 8  # a table this short is also a unit whole (its rows labelled by their columns)
+TABLE_ROWS = 8  # a table or bulleted list this short is also a unit whole (rows labelled by columns)
 TABLE_WORDS = 80
 MAX_WORDS = 120  # support is added while the answer stays within this many words
 SUPPORT = 0.75  # a supporting unit scores at least this share of the best one
 FOLLOW = 1  # units following the best one in its section that the answer also gives
+WORDLESS = 0.5  # the score of a unit holding none of the question's words is scaled by this
 GAIN = 0.8  # weight of the question words a supporting unit adds to what the answer says
 SAME_SUPPORT = 0.3  # a unit of the best unit's own section supports it from this share of its score
 CONTEXT = 0.5  # weight of question words found only in the unit's title and headings
@@ -271,7 +273,8 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
     steps: list[str] = []  # the current run of numbered steps
     run = ""  # what the run is made of: 'list' items or bold 'Step N:' paragraphs
     lead = ""  # the sentence introducing a list ('… the following steps:')
-    block = -1  # tables seen
+    block = -1  # tables and bulleted lists seen
+    items: list[str] = []  # the current bulleted list's items
 
     def add(kind: str, text: str, **kw) -> None:
         text = " ".join(text.split())
@@ -284,6 +287,11 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
             add("steps", " ".join(f"{i}. {s}" for i, s in enumerate(steps, 1)), parts=tuple(steps))
         steps.clear()
         run = ""
+
+    def end_items() -> None:
+        if 2 <= len(items) <= TABLE_ROWS and sum(len(t.split()) for t in items) <= TABLE_WORDS:
+            add("list", "; ".join(items), parts=tuple(items), block=block)
+        items.clear()
 
     def flush_para() -> None:
         nonlocal lead, run
@@ -321,6 +329,7 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
         if i + 1 < len(lines) and is_table_start(stripped, lines[i + 1][1]):
             flush_para()
             end_steps()
+            end_items()
             header = _cells(stripped)
             i += 2
             rows = []
@@ -336,6 +345,7 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
             continue
         ordered, bullet = _ORDERED.match(line), _BULLET.match(line)
         if not (ordered or bullet):
+            end_items()
             para.append(stripped)
             i += 1
             continue
@@ -348,8 +358,15 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
             text += " " + nxt.strip()
             i += 1
         text = " ".join(plain_inline(text).split())
+        listed = bool(bullet) and not indent and restated_field(doc, text) is None
+        if ordered and not indent:
+            end_items()
+        elif listed and not items:
+            block += 1
         if restated_field(doc, text) is None:
-            add("item", text)
+            add("item", text, block=block if listed else -1)
+        if listed:
+            items.append(text)
         if not indent:
             if ordered:
                 if run == "bold":
@@ -361,6 +378,7 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
         i += 1
     flush_para()
     end_steps()
+    end_items()
     return units
 
 
@@ -517,6 +535,8 @@ class Scorer:
         s += ENTITY * named + PAIRS * self.pairs(said)
         if unit.kind == "steps":
             s += STEPS if self.shape.how_to else -NOT_STEPS
+        if not own and unit.kind in ("table", "list"):  # a whole list about something else
+            s *= WORDLESS
         return s
 
 
@@ -661,7 +681,8 @@ def _repeats(unit: Unit, chosen: Sequence[Unit]) -> bool:
     for c in chosen:
         if unit.text in c.text or c.text in unit.text:
             return True
-        if unit.block >= 0 and unit.ref == c.ref and unit.block == c.block:
+        whole = {unit.kind, c.kind} & {"table", "list"}
+        if whole and unit.block >= 0 and unit.ref == c.ref and unit.block == c.block:
             return True
         if unit.kind == c.kind == "facts" and unit.ref == c.ref:  # one fact list, reordered
             return True
