@@ -151,6 +151,14 @@ def test_names_and_features_a_question_asks_about():
         "authentication",
     ]
     assert feature("Is there a cap on how many it adds?") == []  # one word names no feature
+    # a thing asked for ('get a…'), or said to come with something
+    assert feature("I forgot my password. How do I get a reset link emailed to me?") == [
+        "reset",
+        "link",
+        "emailed",
+    ]
+    assert feature("How many years of warranty come with an Express kit?") == ["years", "warranty"]
+    assert feature("What spare parts are included with the kit?") == ["spare", "parts"]
     assert near(["v1.1", "farmduino"], "the Farmduino Express v1.1 board")
     assert not near(["dark", "mode"], "dark images ... " + "word " * 20 + "isolated mode")
 
