@@ -151,6 +151,14 @@ def test_names_and_features_a_question_asks_about():
         "authentication",
     ]
     assert feature("Is there a cap on how many it adds?") == []  # one word names no feature
+    # a thing asked for ('get a…'), or said to come with something
+    assert feature("I forgot my password. How do I get a reset link emailed to me?") == [
+        "reset",
+        "link",
+        "emailed",
+    ]
+    assert feature("How many years of warranty come with an Express kit?") == ["years", "warranty"]
+    assert feature("What spare parts are included with the kit?") == ["spare", "parts"]
     assert near(["v1.1", "farmduino"], "the Farmduino Express v1.1 board")
     assert not near(["dark", "mode"], "dark images ... " + "word " * 20 + "isolated mode")
 
@@ -355,3 +363,206 @@ def test_a_question_title_names_no_subject_and_tags_state_no_fact():
     assert scorer.named([faq]) == set()  # a question for a title is not a name
     [facts] = fact_units(faq)
     assert facts.parts == ("Window days: 60",)  # tags file the record; they say nothing of it
+
+
+def _article(body: str, title: str = "Logs", key: str = "logs") -> SourceDoc:
+    return SourceDoc(
+        "docs",
+        key,
+        key,
+        f"layer1_sources/docs/{key}.md",
+        title,
+        {"title": title},
+        body,
+        "",
+        split_sections(body),
+    )
+
+
+LIMITS = """# Log limits
+
+We limit how many logs a device can store within a given time period.
+
+Time Period | Max Number of Logs
+--- | ---
+1 minute | 250
+1 hour | 5,000
+1 day | 25,000
+
+Warnings are shown when a limit is reached.
+"""
+
+
+def test_a_short_table_is_a_unit_whole_with_its_column_labels():
+    doc = _article(LIMITS)
+    units = section_units(doc, doc.sections[0])
+    table = [u for u in units if u.kind == "table"]
+    assert [u.parts for u in table] == [
+        (
+            "Time Period: 1 minute, Max Number of Logs: 250",
+            "Time Period: 1 hour, Max Number of Logs: 5,000",
+            "Time Period: 1 day, Max Number of Logs: 25,000",
+        )
+    ]
+    rows = [u for u in units if u.kind == "row"]
+    assert {u.block for u in rows} == {table[0].block}  # rows know the table they belong to
+    # a quantity question gets the whole labelled table ('max' labels a limit), and none of its
+    # rows again
+    units = compose(
+        "Is there a cap on how many logs it can send?",
+        {doc.path: doc},
+        [doc.path + "#log-limits"],
+        lambda t: 1.0,
+    )
+    assert units[0].kind == "table"
+    assert not [u for u in units if u.kind == "row"]
+
+
+def test_a_limit_labelled_by_a_phrase_is_a_labelled_quantity():
+    scorer = Scorer("Is there a cap on how many plants it adds?", lambda t: 1.0)
+    assert scorer.quantity_of("You can only add up to 100 plants at a time.") > scorer.quantity_of(
+        "Planting 100 seeds takes a while."
+    )
+
+
+TWO_PARTS = """# Area
+
+The XL gives 14.4m2 of growing area, the Express 3.6m2.
+
+The growing area of the XL fits a raised bed of 2.4m by 6m.
+
+Much of the XL growing area suits a raised bed of vegetables.
+
+# Build time
+
+Building it will take about 12 hours.
+"""
+
+
+def test_support_covers_the_part_of_the_question_the_best_unit_leaves_out():
+    doc = _article(TWO_PARTS, "Express models", "express")
+    refs = [doc.path + "#area", doc.path + "#build-time"]
+    question = "How much growing area does the XL give, and how long does its raised bed take to build?"
+    text = " ".join(u.text for u in compose(question, {doc.path: doc}, refs, lambda t: 1.0))
+    assert "14.4m2" in text and "12 hours" in text
+
+
+SYMPTOMS = """# Choose the needle
+
+Some seeds are heavy. The seed may get picked up but then dropped while the bot is moving to the planting spot. In either case, switch to a larger needle.
+
+Every kit includes three needles of different sizes so that you can pick one for each kind of seed, from tiny lettuce seeds to large squash seeds, and change them in seconds.
+"""
+
+
+def test_a_reported_problem_gets_what_follows_the_sentence_describing_it():
+    doc = _article(SYMPTOMS, "Picking up seeds", "seeds")
+    refs = [doc.path + "#choose-the-needle"]
+    report = "The seed gets picked up but is dropped while the bot is moving to the planting spot."
+    assert Shape.of(report).report and not Shape.of("Why is the seed dropped?").report
+    units = compose(report, {doc.path: doc}, refs, lambda t: 1.0)
+    assert units[0].text.startswith("The seed may get picked up")
+    assert units[1].text == "In either case, switch to a larger needle."
+
+
+def test_question_parts():
+    from wikic.answer import question_parts
+
+    assert question_parts("How deep do beet seeds go, and how long until I see sprouts?") == [
+        "How deep do beet seeds go",
+        "how long until I see sprouts?",
+    ]
+    # a statement sets the scene and asks nothing; one question is not in parts
+    assert question_parts("I'm torn between the two. How much area does the XL give?") == []
+    assert question_parts("What should I put on the leadscrew? Is normal grease fine?") == [
+        "What should I put on the leadscrew?",
+        "Is normal grease fine?",
+    ]
+
+
+def test_each_part_of_a_question_gets_its_best_unit_and_other_subjects_facts_stay_out():
+    spinach = _doc(
+        "# Spinach\n\n## Details\n\n- **Row spacing:** 30\n",
+        title="Spinach",
+        row_spacing=30,
+        sowing_method="Direct seed outdoors, thin to 15cm when seedlings are 3cm high",
+    )
+    endive = SourceDoc(
+        "crops",
+        "endive",
+        "endive",
+        "layer1_sources/crops/endive.md",
+        "Belgian Endive",
+        {"title": "Belgian Endive", "row_spacing": 15, "sowing_method": "Direct seed, thin to 15cm apart"},
+        "# Belgian Endive\n\n## Details\n\n- **Row spacing:** 15\n",
+        "",
+        tuple(split_sections("# Belgian Endive\n\n## Details\n\n- **Row spacing:** 15\n")),
+    )
+    seq = _article(
+        "# Plant one seed\n\nThe planting sequence pushes the seed 10 to 40mm deep into the soil.\n",
+        "Sequences",
+        "sequences",
+    )
+    docs = {d.path: d for d in (spinach, endive, seq)}
+    refs = [spinach.path + "#details", endive.path + "#details", seq.path + "#plant-one-seed"]
+    question = (
+        "I'm sowing spinach. How deep should the bot push the seed, and how far apart will the plants end up?"
+    )
+    rare = {"spinach", "belgian", "endive"}  # names are rare words
+    units = compose(question, docs, refs, lambda t: 5.0 if t in rare else 1.0)
+    text = " ".join(u.text for u in units)
+    assert "10 to 40" in text and "15cm" in text
+    assert "Belgian Endive" not in text
+    assert len([u for u in units if u.kind == "facts"]) == 1  # one fact list, once
+
+
+def test_the_second_part_of_a_question_is_answered_though_the_first_part_scores_higher():
+    seeding = _article(
+        "# Seeding\n\nThe bot pushes the seed 5mm deep into the soil when seeding.\n\n"
+        "The seeding depth of the bot depends on the seed.\n\n"
+        "Deep seeds and shallow seeds need different settings for the bot to push.\n",
+        "Seeding",
+        "seeding",
+    )
+    thinning = _article("# Thinning\n\nThin the plants 15cm apart.\n", "Thinning", "thinning")
+    docs = {seeding.path: seeding, thinning.path: thinning}
+    refs = [seeding.path + "#seeding", thinning.path + "#thinning"]
+    question = "How deep should the bot push the seed, and how far apart will the plants end up?"
+    texts = [u.text for u in compose(question, docs, refs, lambda t: 1.0)]
+    assert texts[0] == "The bot pushes the seed 5mm deep into the soil when seeding."
+    assert "Thin the plants 15cm apart." in texts
+
+
+REFILLS = """# Typical refill intervals
+
+- **Sprout 3** (1.2-litre tank): about 7 days.
+- **Grove 6** (4.0-litre tank): about 14 days.
+
+Warm rooms increase water use.
+
+- Commercial use
+- Large farms
+"""
+
+
+def test_a_short_bulleted_list_is_a_unit_whole_and_its_items_are_not_repeated():
+    doc = _article(REFILLS, "Refills", "refills")
+    units = section_units(doc, doc.sections[0])
+    lists = [u for u in units if u.kind == "list"]
+    assert [u.parts for u in lists] == [
+        ("Sprout 3 (1.2-litre tank): about 7 days.", "Grove 6 (4.0-litre tank): about 14 days."),
+        ("Commercial use", "Large farms"),
+    ]
+    items = [u for u in units if u.kind == "item"]
+    assert [u.block for u in items] == [lists[0].block] * 2 + [lists[1].block] * 2
+    refs = [doc.path + "#typical-refill-intervals"]
+    units = compose("How many days does a tank last?", {doc.path: doc}, refs, lambda t: 1.0)
+    said = [part for u in units for part in (u.parts if u.kind == "list" else (u.text,))]
+    assert (
+        "Sprout 3 (1.2-litre tank): about 7 days." in said
+        and "Grove 6 (4.0-litre tank): about 14 days." in said
+    )
+    assert len(said) == len(set(said))  # a list and its own items are never both given
+    # a whole list holding none of the question's words is about something else
+    scorer = Scorer("How many days does a tank last?", lambda t: 1.0)
+    assert scorer.score(lists[1], 0) < scorer.score(lists[0], 0) / 2

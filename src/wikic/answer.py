@@ -7,6 +7,8 @@ A *unit* is the smallest part of a source that states something whole:
 - ``row``: a table row with its column labels ("Express — Width: 1.2m; Max Plant Height: 0.5m");
 - ``item``: a list item or a numbered step;
 - ``steps``: a numbered list (or a run of "**Step N:**" paragraphs) whole, in order;
+- ``table``: a short table whole, each row with its column labels;
+- ``list``: a short bulleted list whole;
 - ``sentence``: a sentence of a paragraph.
 
 Each unit is scored against the question: the rarity-weighted share of the question's words it
@@ -44,8 +46,13 @@ from .versions import is_superseded
 DOCS = 5  # documents (in the lookup's order) whose units are candidates
 SHORT_SECTION = 60  # words: a section this short is given whole around its best unit
 MAX_UNITS = 6  # units in an answer
+TABLE_ROWS = 8  # a table or bulleted list this short is also a unit whole (rows labelled by columns)
+TABLE_WORDS = 80
 MAX_WORDS = 120  # support is added while the answer stays within this many words
 SUPPORT = 0.75  # a supporting unit scores at least this share of the best one
+FOLLOW = 1  # units following the best one in its section that the answer also gives
+WORDLESS = 0.5  # the score of a unit holding none of the question's words is scaled by this
+GAIN = 0.8  # weight of the question words a supporting unit adds to what the answer says
 SAME_SUPPORT = 0.3  # a unit of the best unit's own section supports it from this share of its score
 CONTEXT = 0.5  # weight of question words found only in the unit's title and headings
 RANK = 0.3  # weight of the section's rank in the lookup: RANK / (1 + rank)
@@ -104,7 +111,16 @@ QUANTITIES: dict[str, Quantity] = {
         (*_LENGTH, "mp", "px"),
     ),
     "duration": Quantity(
-        ("how long", "how soon", "how quickly", "until", "how many days", "how many hours"),
+        (
+            "how long",
+            "how soon",
+            "how quickly",
+            "until",
+            "how many days",
+            "how many hours",
+            "how much longer",
+            "how much time",
+        ),
         ("time", "take", "takes", "last", "lasts", "duration", "long"),
         (*_TIME, *_LENGTH),
     ),
@@ -161,12 +177,13 @@ _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Unit:
-    kind: str  # fact | row | item | steps | sentence
+    kind: str  # facts | row | table | item | steps | sentence
     text: str  # as the answer states it
     ref: str  # the layer-1 section it cites (path#anchor)
     context: str  # its document's title and its heading path: what it is about
     pos: int = 0  # document order within its section
     parts: tuple[str, ...] = ()  # a numbered list's steps in order; a fact list's 'Label: value's
+    block: int = -1  # the table a row or table unit belongs to (its order in the section)
 
 
 @dataclass(frozen=True)
@@ -176,12 +193,39 @@ class Shape:
     terms: tuple[str, ...]
     quantities: tuple[str, ...]
     how_to: bool
+    report: bool = False  # it reports a problem rather than asking ('The photos are all black.')
 
     @classmethod
     def of(cls, question: str) -> Shape:
         low = " ".join(words(question))
         found = tuple(name for name, q in QUANTITIES.items() if any(_has_phrase(low, c) for c in q.cues))
-        return cls(tuple(query_terms(question)), found, bool(_HOW_TO.search(question)) and not found)
+        report = "?" not in question
+        return cls(tuple(query_terms(question)), found, bool(_HOW_TO.search(question)) and not found, report)
+
+
+_ASKING = re.compile(
+    r"^(?:how|what|what's|which|when|where|why|who|whose|can|could|do|does|did|is|are|was|were|"
+    r"should|shall|will|would|may|must|has|have)\b",
+    re.IGNORECASE,
+)
+_AND_ASK = re.compile(
+    r",?\s+(?:and|or|but)\s+(?=(?:how|what|what's|which|when|where|why|who|can|could|do|does|is|are|"
+    r"should|will|would)\b)",
+    re.IGNORECASE,
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a question asks, when it asks more than one ('How deep do beet seeds go,
+    and how long until I see sprouts?' → two); [] when it asks one. Statements around them
+    ('I'm torn between the Express and the XL.') set the scene and ask nothing."""
+    parts = [
+        p.strip(" ,")
+        for sentence in split_sentences(question)
+        for p in _AND_ASK.split(sentence)
+        if _ASKING.match(p.strip(" ,")) or p.rstrip().endswith("?")
+    ]
+    return parts if len(parts) > 1 else []
 
 
 def _has_phrase(text: str, phrase: str) -> bool:
@@ -209,6 +253,12 @@ def _row_text(header: list[str], row: list[str]) -> str:
     return f"{first} — " + "; ".join(f"{h}: {c}" if h else c for h, c in rest)
 
 
+def _labelled_row(header: list[str], row: list[str]) -> str:
+    """A row with every cell labelled by its column ('Time Period: 1 minute, Max Number of Logs:
+    250'): in a whole table a row's first cell is not the subject of the others."""
+    return ", ".join(f"{h}: {c}" if h else c for h, c in zip(header, row) if c)
+
+
 def _quotable(text: str) -> bool:
     return len(text.split()) >= 2 and bool(re.search(r"[^\W\d_]", text))
 
@@ -223,6 +273,8 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
     steps: list[str] = []  # the current run of numbered steps
     run = ""  # what the run is made of: 'list' items or bold 'Step N:' paragraphs
     lead = ""  # the sentence introducing a list ('… the following steps:')
+    block = -1  # tables and bulleted lists seen
+    items: list[str] = []  # the current bulleted list's items
 
     def add(kind: str, text: str, **kw) -> None:
         text = " ".join(text.split())
@@ -235,6 +287,11 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
             add("steps", " ".join(f"{i}. {s}" for i, s in enumerate(steps, 1)), parts=tuple(steps))
         steps.clear()
         run = ""
+
+    def end_items() -> None:
+        if 2 <= len(items) <= TABLE_ROWS and sum(len(t.split()) for t in items) <= TABLE_WORDS:
+            add("list", "; ".join(items), parts=tuple(items), block=block)
+        items.clear()
 
     def flush_para() -> None:
         nonlocal lead, run
@@ -272,14 +329,23 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
         if i + 1 < len(lines) and is_table_start(stripped, lines[i + 1][1]):
             flush_para()
             end_steps()
+            end_items()
             header = _cells(stripped)
             i += 2
+            rows = []
+            block += 1
             while i < len(lines) and "|" in lines[i][1] and not lines[i][2]:
-                add("row", _row_text(header, _cells(lines[i][1])))
+                cells = _cells(lines[i][1])
+                add("row", _row_text(header, cells), block=block)
+                rows.append(_labelled_row(header, cells))
                 i += 1
+            rows = [r for r in rows if r]
+            if 2 <= len(rows) <= TABLE_ROWS and sum(len(r.split()) for r in rows) <= TABLE_WORDS:
+                add("table", "; ".join(rows), parts=tuple(rows), block=block)
             continue
         ordered, bullet = _ORDERED.match(line), _BULLET.match(line)
         if not (ordered or bullet):
+            end_items()
             para.append(stripped)
             i += 1
             continue
@@ -292,8 +358,15 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
             text += " " + nxt.strip()
             i += 1
         text = " ".join(plain_inline(text).split())
+        listed = bool(bullet) and not indent and restated_field(doc, text) is None
+        if ordered and not indent:
+            end_items()
+        elif listed and not items:
+            block += 1
         if restated_field(doc, text) is None:
-            add("item", text)
+            add("item", text, block=block if listed else -1)
+        if listed:
+            items.append(text)
         if not indent:
             if ordered:
                 if run == "bold":
@@ -305,6 +378,7 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
         i += 1
     flush_para()
     end_steps()
+    end_items()
     return units
 
 
@@ -352,12 +426,23 @@ class Scorer:
         self.terms = [(stem(t), weight(t)) for t in self.shape.terms]
         self.total = sum(w for _, w in self.terms) or 1.0
         asked = [QUANTITIES[q] for q in self.shape.quantities]
-        self.labels = {stem(w) for q in asked for w in q.labels}
+        self.labels = {stem(w) for q in asked for w in q.labels if " " not in w}
+        self.label_phrases = [w for q in asked for w in q.labels if " " in w]  # 'up to', 'at most
         self.units = {u for q in asked for u in q.units}
         self.values = {v for q in asked for v in q.values}
         self.tokens = [plural_stem(w) for w in words(question)]
         content = [w for w in words(question) if w not in STOPWORDS]
         self.bigrams = [((stem(a), stem(b)), weight(a) + weight(b)) for a, b in zip(content, content[1:])]
+
+    def held(self, text: str) -> set[str]:
+        """The question's (stemmed) terms ``text`` holds."""
+        vocab = {stem(w) for w in words(text)}
+        return {t for t, _ in self.terms if t in vocab}
+
+    def gain(self, unit: Unit, said: set[str]) -> float:
+        """The rarity-weighted share of the question's terms ``unit`` holds that ``said`` lacks."""
+        new = self.held(unit.text) - said
+        return sum(w for t, w in self.terms if t in new) / self.total
 
     def coverage(self, text: str) -> float:
         if text not in self._covered:
@@ -378,8 +463,10 @@ class Scorer:
         numbers = _NUMBER.findall(text)
         if not numbers and not self.values.intersection(said):
             return 0.0
-        labelled = bool(self.labels.intersection(stem(w) for w in said)) or bool(
-            self.values.intersection(said)
+        labelled = (
+            bool(self.labels.intersection(stem(w) for w in said))
+            or bool(self.values.intersection(said))
+            or any(_has_phrase(" ".join(said), p) for p in self.label_phrases)
         )
         measured = any(u and u.lower().replace(" ", "") in self.units for _, u in numbers)
         return NUMBER + QUANTITY * labelled + MEASURE * measured
@@ -414,6 +501,10 @@ class Scorer:
             if any(not any(o[0] <= a and b <= o[1] and o != (a, b) for o in every) for a, b in found)
         }
 
+    def mentions(self, name: str) -> bool:
+        """Whether the question uses a word of ``name`` (plurals aside)."""
+        return bool({plural_stem(w) for w in words(name) if w not in STOPWORDS}.intersection(self.tokens))
+
     def pairs(self, text: str) -> float:
         """The share of the question's adjacent word pairs (rarity-weighted) that ``text`` holds
         side by side: 'stall detection' in a unit is stronger evidence than both words apart."""
@@ -444,6 +535,8 @@ class Scorer:
         s += ENTITY * named + PAIRS * self.pairs(said)
         if unit.kind == "steps":
             s += STEPS if self.shape.how_to else -NOT_STEPS
+        if not own and unit.kind in ("table", "list"):  # a whole list about something else
+            s *= WORDLESS
         return s
 
 
@@ -495,7 +588,9 @@ def compose(
 ) -> list[Unit]:
     """The units an answer states: the best one (a numbered list whole, a fact list with the
     facts that answer first), then the rest of its section when that is short, then other units
-    that score nearly as well (its own section's first), within the word budget."""
+    that score nearly as well, within the word budget. A unit stating what the answer does not
+    yet say (question words no chosen unit holds: the other half of 'X, and Y?', the second of
+    two things compared) scores higher as support, so an answer covers the whole question."""
     scorer = Scorer(question, weight)
     candidates = candidate_units(scorer, docs, refs, superseded)
     sections = {c.section: scorer.coverage(c.section) for c in candidates}
@@ -524,23 +619,74 @@ def compose(
     section = [
         c.unit for c in candidates if c.unit.ref == best.ref and c.unit.kind in ("sentence", "item", "row")
     ]
-    if best.kind != "facts" and sum(len(u.text.split()) for u in section) <= SHORT_SECTION:
+    if best.kind not in ("facts", "table") and sum(len(u.text.split()) for u in section) <= SHORT_SECTION:
         # a short section is given whole, in its own order: it opens with what it is about
         chosen = [u for u in chosen if u is not best] + section
         budget -= sum(len(u.text.split()) for u in section if u is not best)
-    # support: first the best-scoring rest of the best unit's section, then other sections' units
-    # that score nearly as well as the best
-    for s, _, u in scored[1:]:
-        same = u.ref == best.ref
-        if len(chosen) >= MAX_UNITS:
+    elif best.kind in ("sentence", "item") and scorer.shape.report:
+        # what follows the best unit: a question restating a problem matches the sentence that
+        # describes it, and the next ones say what to do about it
+        after = [u for u in section if u.pos > best.pos][:FOLLOW]
+        for u in after:
+            if len(u.text.split()) <= budget and not _repeats(u, chosen):
+                chosen.append(u)
+                budget -= len(u.text.split())
+    # when the question names its subjects, the fact list of a subject it does not mention (no
+    # word of its name) says nothing about them
+    others = {
+        c.unit.ref
+        for c in candidates
+        if c.unit.kind == "facts" and named and not c.named and not scorer.mentions(c.unit.context)
+    }
+    # a question in several parts ('How much more area…, and how much longer…?') gets the best
+    # unit for each part too, scored on that part's words
+    for part in question_parts(question):
+        ps = Scorer(part, weight)
+        top = max(
+            (c for c in candidates if c.unit.ref not in others or c.unit.kind != "facts"),
+            key=lambda c: (ps.score(c.unit, c.rank, ps.coverage(c.section), c.named), -c.rank),
+        ).unit
+        if top.kind == "facts":
+            top = ps.facts_first(top)
+        if top.kind != "steps" and len(top.text.split()) <= budget and not _repeats(top, chosen):
+            chosen.append(top)
+            budget -= len(top.text.split())
+    # support: the units scoring nearly as well as the best (of its own section, less nearly),
+    # the best first, counting what each adds to what the answer already says
+    said = scorer.held(" ".join(u.text for u in chosen))
+    rest = [
+        (s, u) for s, _, u in scored[1:] if u.kind != "steps" and not (u.kind == "facts" and u.ref in others)
+    ]
+    while len(chosen) < MAX_UNITS and budget > 0:
+        pick = None
+        for s, u in rest:
+            floor = (SAME_SUPPORT if u.ref == best.ref else SUPPORT) * best_score
+            gain = scorer.gain(u, said)
+            value = s + GAIN * gain
+            if value < floor or (pick and value <= pick[0]):
+                continue
+            if len(u.text.split()) > budget or _repeats(u, chosen):
+                continue
+            pick = (value, u)
+        if pick is None:
             break
-        if s < (SAME_SUPPORT if same else SUPPORT) * best_score or u.kind == "steps":
-            continue
-        if any(u.text in c.text or c.text in u.text for c in chosen) or len(u.text.split()) > budget:
-            continue
-        chosen.append(u)
-        budget -= len(u.text.split())
+        chosen.append(pick[1])
+        budget -= len(pick[1].text.split())
+        said |= scorer.held(pick[1].text)
     return chosen
+
+
+def _repeats(unit: Unit, chosen: Sequence[Unit]) -> bool:
+    """Whether ``unit`` says what a chosen unit says: the same text, or a row of a chosen table."""
+    for c in chosen:
+        if unit.text in c.text or c.text in unit.text:
+            return True
+        whole = {unit.kind, c.kind} & {"table", "list"}
+        if whole and unit.block >= 0 and unit.ref == c.ref and unit.block == c.block:
+            return True
+        if unit.kind == c.kind == "facts" and unit.ref == c.ref:  # one fact list, reordered
+            return True
+    return False
 
 
 __all__ = ["Scorer", "Shape", "Unit", "compose", "fact_units", "section_units"]

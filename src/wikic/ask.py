@@ -408,6 +408,8 @@ class Lookup:
                 out += [
                     AnswerSentence(f"{i}. {step}", (unit.ref,), page) for i, step in enumerate(unit.parts, 1)
                 ]
+            elif unit.kind in ("table", "list"):  # row by row (with column labels), item by item
+                out += [AnswerSentence(row, (unit.ref,), page) for row in unit.parts]
             else:
                 out.append(AnswerSentence(unit.text, (unit.ref,), page))
         return out

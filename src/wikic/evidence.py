@@ -41,7 +41,12 @@ _TOKEN = re.compile(r"[\w'’+.-]+")
 _CONTRACTION = re.compile(r"^I['’]")
 _FEATURE = re.compile(
     r"\b(?:is there(?: a| an| any)?|are there(?: any)?|supports?|works? with|compatible with|"
-    r"integrat\w* with|sync\w* with|runs? on|connects? to|pair\w* with)\s+(.*)",
+    r"integrat\w* with|sync\w* with|runs? on|connects? to|pair\w* with|get (?:a|an))\s+(.*)",
+    re.IGNORECASE,
+)
+# ... or the subject of 'how many years of warranty come with…', 'what accessories are included with…'
+_INCLUDED = re.compile(
+    r"\b(?:how many|how much|what|which)\s+(.*?)\s+(?:comes?|is included|are included|ships?)\s+with\b",
     re.IGNORECASE,
 )
 _PHRASE_END = re.compile(
@@ -98,11 +103,11 @@ def _is_name(tok: str, first: bool) -> bool:
 def feature(question: str) -> list[str]:
     """The content words of the feature a question asks about ('is there a dark mode…' → dark,
     mode), or [] when it asks about none or names it in a single word."""
-    m = _FEATURE.search(question)
+    m = _FEATURE.search(question) or _INCLUDED.search(question)
     if not m:
         return []
     rest = m.group(1)
-    end = _PHRASE_END.search(rest)
+    end = _PHRASE_END.search(rest) if m.re is _FEATURE else None
     phrase = [
         w for w in words(rest[: end.start()] if end else rest) if w not in STOPWORDS and w not in _VAGUE
     ]

@@ -122,6 +122,8 @@ def url_secrets(cfg: SourceConfig, environ: dict[str, str] | os._Environ = os.en
             raise ConfigError(f"source '{cfg.name}': url needs environment variable {var}; set it and rerun")
         out[var] = environ[var]
     return out
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
