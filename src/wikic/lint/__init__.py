@@ -7,11 +7,13 @@ layer-0 integrity) and then runs each rule as a plain function over that state. 
 
 One module per rule family:
 
-- ``links``: broken-link, index-dangling, orphan-page, unindexed-page;
-- ``citations``: uncited-sentence, unsupported-citation, superseded-citation;
+- ``links``: broken-link, index-dangling, orphan-page, unindexed-page, dead-end-page,
+  index-only-page;
+- ``citations``: uncited-sentence, unsupported-citation (also a fact restated with another value
+  than its field), superseded-citation;
 - ``integrity``: stale-page, layer0-tampered, hand-edited-generated;
 - ``coverage``: uncovered-source, duplicate-page;
-- ``contradictions``: contradiction (fields and sentences);
+- ``contradictions``: contradiction (fields, numbers, and the tools or variants sources name);
 - ``versions``: unresolved-supersedes;
 - ``safety``: unsafe-markup, suspicious-instruction;
 - ``loss``: unreadable-source, wiki-shrank.
