@@ -208,3 +208,12 @@ def test_a_first_mention_links_but_never_inside_brackets_links_or_code() -> None
         assert link(text) == text
     assert link("Take a photo now.") == "Take a [photo](photos.md) now."
     assert link("Another photo.") == "Another photo."  # the first mention in a section only
+
+
+def test_a_sub_index_line_names_the_series_it_lists() -> None:
+    from wikic.index import series_list
+
+    titles = ["App 1: Controls to Plants", "App 2: Points to Weeds", "BOM", "Full-sun crops 1: A to B"]
+    entries = [Entry(f"wiki/topics/{i}.md", "topic", t, "", ()) for i, t in enumerate(titles)]
+    assert series_list(entries) == "App (2), BOM, Full-sun crops"
+    assert series_list(entries, limit=10) == "App (2), BOM, …"

@@ -178,9 +178,27 @@ def _sub_indexes(t: str, items: list[Entry], budget: int, files: dict[str, str])
             f"# {heading}" + (f" (part {n} of {len(chunks)})" if len(chunks) > 1 else "") + "\n\n"
             "[Back to the index](../index.md)\n\n" + "\n".join(_line(e, "wiki/index") for e in chunk) + "\n"
         )
-        span = f"{chunk[0].title} … {chunk[-1].title}" if len(chunk) > 1 else chunk[0].title
         label = heading + (f" {n}" if len(chunks) > 1 else "")
-        out.append(f"- [{label}](index/{name}.md) — {len(chunk)} pages: {span}\n")
+        out.append(f"- [{label}](index/{name}.md) — {len(chunk)} pages: {series_list(chunk)}\n")
+    return out
+
+
+SERIES_CHARS = 600  # of a sub-index's line on index.md
+
+
+def series_list(entries: list[Entry], limit: int = SERIES_CHARS) -> str:
+    """What a sub-index lists, by series: 'App (2), Assembly, Full-sun crops (8), …' (a series is
+    a title's part before ':' without its number), cut at about ``limit`` characters."""
+    counts: dict[str, int] = {}
+    for e in entries:
+        name = re.sub(r"\s+\d+$", "", e.title.split(":", 1)[0]).strip() or e.title
+        counts[name] = counts.get(name, 0) + 1
+    out = ""
+    for name, n in counts.items():
+        item = name + (f" ({n})" if n > 1 else "")
+        if out and len(out) + len(item) > limit:
+            return out + ", …"
+        out += (", " if out else "") + item
     return out
 
 
