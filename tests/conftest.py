@@ -56,6 +56,19 @@ def unbuilt_example(example_kb: Path) -> Path:
 
 
 @pytest.fixture
+def fake() -> Iterator[Any]:
+    """A fake Anthropic Messages API on 127.0.0.1 (see ``fakellm``); a test module may define its
+    own ``fake`` (the OpenAI one, say) instead."""
+    from fakellm import FakeAnthropic
+
+    server = FakeAnthropic()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
 def api() -> Iterator[ApiServer]:
     """A real HTTP server on 127.0.0.1 (ephemeral port) serving paged JSON collections."""
     server = ApiServer()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,15 +21,6 @@ from wikic.lint import check
 from wikic.wikischema import load_wiki_schema
 
 KEY = "sk-ant-test-key"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    server = FakeAnthropic()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture
