@@ -425,6 +425,41 @@ def test_a_limit_labelled_by_a_phrase_is_a_labelled_quantity():
     )
 
 
+def test_a_measured_number_is_labelled_by_its_section_heading():
+    """'about 14 days' under 'How long does a full tank last?' states the duration asked for, as
+    much as a sentence saying 'lasts'."""
+    scorer = Scorer("How many days will a full tank keep my plants watered?", lambda t: 1.0)
+    heading = "How long does a full water tank last? Typical refill intervals"
+    item = "Grove 6 (4.0-litre tank): about 14 days with six mature plants."
+    assert scorer.quantity_of(item, heading) > scorer.quantity_of(item)
+    assert scorer.quantity_of(item, heading) == scorer.quantity_of("A full tank lasts about 14 days.")
+    # a heading labels a number only when the number is measured as the quantity is
+    assert scorer.quantity_of("Grove 6 holds 6 plants.", heading) == scorer.quantity_of(
+        "Grove 6 holds 6 plants."
+    )
+
+
+def test_a_derived_word_finds_its_answer_and_an_unknown_name_is_still_refused(tmp_path: Path):
+    """'crusty' is answered as 'crust'; a product the sources never name
+    ('HomeKit', which splits into 'home kit') is judged as typed, so it is still refused."""
+    (tmp_path / "layer1_sources" / "faq").mkdir(parents=True)
+    faq = {
+        "crust": ("Crust on pods", "Crust on the pods is mineral salt from hard water."),
+        "fuzz": ("Fuzz on pods", "White fuzz on the roots of pods is usually root hairs."),
+        "home": ("The home kit", "The white home kit works with any wall socket in a bright room."),
+    }
+    for name, (title, body) in faq.items():
+        (tmp_path / "layer1_sources" / "faq" / f"{name}.md").write_text(_source(title, body), "utf-8")
+    lookup = Lookup(tmp_path)
+    try:
+        crusty = lookup.answer("Why are my pods white and crusty?", mode="search")
+        homekit = lookup.answer("Does the kit work with HomeKit?", mode="search")
+    finally:
+        lookup.close()
+    assert not crusty.refused and "mineral salt" in crusty.sentences[0].text
+    assert homekit.refused
+
+
 TWO_PARTS = """# Area
 
 The XL gives 14.4m2 of growing area, the Express 3.6m2.

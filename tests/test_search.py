@@ -13,6 +13,7 @@ from wikic.search import (
     SCHEMA_VERSION,
     Hit,
     SearchIndex,
+    base_form,
     is_strong_signal,
     kb_files,
     match_expression,
@@ -106,11 +107,25 @@ def test_unknown_words_split_into_two_known_words():
     assert split_compound("sweet-corn", known) is None and split_compound("süßkorn", known) is None
 
 
+def test_unknown_derived_words_are_searched_as_the_word_they_derive_from():
+    vocab = {"crust", "slime", "mud", "easy", "green", "app", "leak"}
+    known = vocab.__contains__
+    assert base_form("crusty", known) == "crust"
+    assert base_form("slimy", known) == "slime"
+    assert base_form("muddy", known) == "mud"  # a doubled consonant undoubled
+    assert base_form("easily", known) == "easy" and base_form("greenish", known) == "green"
+    assert base_form("leak", known) is None  # known words stay
+    assert base_form("fuzzy", known) is None  # nothing known it derives from
+    assert base_form("ly", known) is None and base_form("ay", known) is None  # too short to have a base
+
+
 def test_search_respells_run_together_words(kb):
     with SearchIndex(kb) as index:
         index.update()
         assert index.respell("Does a fulltank last, tankpump?") == "Does a full tank last, tank pump?"
         assert index.respell("How long does the tank last?") == "How long does the tank last?"
+        assert index.respell("Is the pumpy tank lasting?") == "Is the pumpy tank lasting?"  # split only
+        assert index.respell("Is the pumpy tank lasting?", derive=True) == "Is the pump tank lasting?"
         plain = index.query("source", "fulltank")
         found = index.search("fulltank", k=3)
     assert plain == [] and found.searched == "full tank" and found.query == "fulltank"

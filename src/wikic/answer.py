@@ -454,22 +454,28 @@ class Scorer:
         """How well the unit states the quantity asked for (0 when none is asked for)."""
         if unit.kind == "facts":
             return max((self.quantity_of(p) for p in unit.parts), default=0.0)
-        return self.quantity_of(unit.text)
+        return self.quantity_of(unit.text, unit.context)
 
-    def quantity_of(self, text: str) -> float:
+    def quantity_of(self, text: str, context: str = "") -> float:
+        """A number in ``text`` is labelled as what is asked for by a word beside it, or, when
+        it is measured in what the quantity is measured in, by its section's title and headings
+        ('about 14 days' under 'How long does a full tank last?')."""
         if not self.shape.quantities:
             return 0.0
         said = words(text)
         numbers = _NUMBER.findall(text)
         if not numbers and not self.values.intersection(said):
             return 0.0
-        labelled = (
+        measured = any(u and u.lower().replace(" ", "") in self.units for _, u in numbers)
+        labelled = self.labelled(said) or (measured and self.labelled(words(context)))
+        return NUMBER + QUANTITY * labelled + MEASURE * measured
+
+    def labelled(self, said: list[str]) -> bool:
+        return (
             bool(self.labels.intersection(stem(w) for w in said))
             or bool(self.values.intersection(said))
             or any(_has_phrase(" ".join(said), p) for p in self.label_phrases)
         )
-        measured = any(u and u.lower().replace(" ", "") in self.units for _, u in numbers)
-        return NUMBER + QUANTITY * labelled + MEASURE * measured
 
     def spans(self, doc: SourceDoc) -> list[tuple[int, int]]:
         """Where the question names the document's subject: (start, end) word spans matching its

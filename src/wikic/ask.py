@@ -388,8 +388,10 @@ class Lookup:
             return self.llm_answer(question, found, model)
         if found.refused:
             return Answer(question, True, (), found.evidence, tuple(found.pages))
+        # the units are matched to the words the sources use: 'crusty' is said as 'crust'
+        asked = self.index.respell(question, split=False, derive=True)
         return Answer(
-            question, False, tuple(self.best_sentences(question, found)), found.evidence, tuple(found.pages)
+            question, False, tuple(self.best_sentences(asked, found)), found.evidence, tuple(found.pages)
         )
 
     def current(self, refs: Sequence[str]) -> list[str]:

@@ -192,6 +192,29 @@ def split_compound(
     return best[1] if best else None
 
 
+# Endings that make an adjective or adverb of a word, and what the word ended in before them:
+# 'crusty' → 'crust', 'slimy' → 'slime', 'easily' → 'easy', 'greenish' → 'green'.
+_DERIVED = (("ily", ("y",)), ("ly", ("",)), ("ish", ("", "e")), ("y", ("", "e")))
+BASE_MIN = 3  # shortest base a derived word is searched as
+
+
+def base_form(word: str, known: Callable[[str], bool]) -> str | None:
+    """A word the index has never seen searched as the word it derives from, when the index
+    has that one ('crusty' → 'crust', 'muddy' → 'mud'); None when the word is known or derives
+    from nothing known."""
+    if not (word.isascii() and word.isalpha()) or known(word):
+        return None
+    for suffix, ends in _DERIVED:
+        if not word.endswith(suffix):
+            continue
+        root = word[: -len(suffix)]
+        undoubled = root[:-1] if root[-2:-1] == root[-1:] else root  # 'mudd' → 'mud'
+        for base in dict.fromkeys([*(root + end for end in ends), undoubled]):
+            if len(base) >= BASE_MIN and known(base):
+                return base
+    return None
+
+
 def snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
     """A window of ``text`` around the first query term it contains, on one line."""
     flat = " ".join(text.split())
@@ -817,9 +840,11 @@ class SearchIndex:
             return 0
         return int(row[0])
 
-    def respell(self, query: str) -> str:
-        """The query with every word no layer-1 section contains, but which is two words that
-        some do contain, written as those two words; the rest is kept exactly as typed."""
+    def respell(self, query: str, split: bool = True, derive: bool = False) -> str:
+        """The query with words no layer-1 section contains written as words some do contain;
+        the rest is kept exactly as typed. With ``split``, two words run together are written as
+        those two ('fulltank' → 'full tank'); with ``derive``, a derived word as the word it
+        derives from ('crusty' → 'crust')."""
 
         def df(word: str) -> int:
             return self.doc_freq("source", word, cap=RESPELL_CAP)
@@ -828,7 +853,10 @@ class SearchIndex:
             return self.doc_freq("source", word, cap=1) > 0
 
         def fix(m: re.Match) -> str:
-            return split_compound(m.group().lower(), df, known) or m.group()
+            word = m.group().lower()
+            if split and (whole := split_compound(word, df, known)):
+                return whole
+            return (derive and base_form(word, known)) or m.group()
 
         return re.sub(r"[A-Za-z]+", fix, query)
 
