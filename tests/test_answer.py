@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from wikic.answer import Scorer, Shape, compose, fact_units, section_units
+from wikic.answer import Scorer, Shape, compose, fact_units, section_units, whole_lists
 from wikic.ask import REFUSAL, Lookup
 from wikic.eval import contains, load_questions, run_eval
 from wikic.evidence import feature, judge, names, near
@@ -423,6 +423,24 @@ def test_a_limit_labelled_by_a_phrase_is_a_labelled_quantity():
     assert scorer.quantity_of("You can only add up to 100 plants at a time.") > scorer.quantity_of(
         "Planting 100 seeds takes a while."
     )
+
+
+def test_two_items_of_one_short_list_are_given_as_the_list_whole_in_its_order():
+    doc = _doc(
+        "# Refills\n\nIt depends on the garden.\n\n- Sprout 3: about 7 days.\n- Grove 6: about 14 days."
+        "\n- Canopy 12: about 14 days.\n"
+    )
+    units = section_units(doc, doc.sections[0])
+    items = [u for u in units if u.kind == "item"]
+    lead = units[0]
+    merged = whole_lists([items[2], lead, items[0]], units)
+    assert [u.kind for u in merged] == ["list", "sentence"]
+    assert merged[0].parts == (
+        "Sprout 3: about 7 days.",
+        "Grove 6: about 14 days.",
+        "Canopy 12: about 14 days.",
+    )
+    assert whole_lists([items[1], lead], units) == [items[1], lead]  # one item stays an item
 
 
 def test_a_measured_number_is_labelled_by_its_section_heading():

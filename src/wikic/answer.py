@@ -17,7 +17,8 @@ and the question's shape. A question asking for a quantity ("how far apart", "ho
 voltage") prefers a unit stating a number, above all one whose label or unit matches what is
 asked; a question asking how to do something prefers a whole numbered list. The answer is the best
 unit (a numbered list is given in order, step by step), then at most a few supporting units that
-score nearly as well, within a word budget. Every unit cites the section it was read in.
+score nearly as well, within a word budget; two items of one short list are given as the list
+whole. Every unit cites the section it was read in.
 """
 
 from __future__ import annotations
@@ -679,7 +680,26 @@ def compose(
         chosen.append(pick[1])
         budget -= len(pick[1].text.split())
         said |= scorer.held(pick[1].text)
-    return chosen
+    return whole_lists(chosen, [c.unit for c in candidates])
+
+
+def whole_lists(chosen: Sequence[Unit], units: Sequence[Unit]) -> list[Unit]:
+    """``chosen`` with two or more items of one short list (or rows of one short table) given as
+    that list whole, in its own order, where the first of them stood."""
+    wholes = {(u.ref, u.block): u for u in units if u.kind in ("list", "table")}
+    members: dict[tuple[str, int], int] = {}
+    for u in chosen:
+        if u.kind in ("item", "row") and (u.ref, u.block) in wholes:
+            members[u.ref, u.block] = members.get((u.ref, u.block), 0) + 1
+    out: list[Unit] = []
+    for u in chosen:
+        key = (u.ref, u.block)
+        if u.kind in ("item", "row") and members.get(key, 0) >= 2:
+            if wholes[key] not in out:
+                out.append(wholes[key])
+            continue
+        out.append(u)
+    return out
 
 
 def _repeats(unit: Unit, chosen: Sequence[Unit]) -> bool:
