@@ -210,6 +210,21 @@ def test_a_first_mention_links_but_never_inside_brackets_links_or_code() -> None
     assert link("Another photo.") == "Another photo."  # the first mention in a section only
 
 
+def test_a_name_inside_a_longer_capitalised_name_is_not_that_name() -> None:
+    """'Raspberry Pi' is not the raspberry: it neither links to the crop nor counts as naming it
+    (so the crop's entry is not 'Mentioned in' the Pi's set-up)."""
+    from wikic.links import Names, Target, key_of
+
+    names = Names({key_of("Raspberry"): Target("crops.md"), key_of("Photos"): Target("app.md")})
+    assert names.keys_in("Insert the card into the Raspberry Pi.") == set()
+    assert names.keys_in("Raspberry Pi and raspberry jam.") == {key_of("raspberry")}
+    assert names.keys_in("Open the Photos panel.") == {key_of("photos")}
+    assert names.keys_in("We grow Raspberry. Pi day is later.") == {key_of("raspberry")}  # a new sentence
+    assert [text[a:b] for text in ["Raspberry Pi, then Raspberry."] for a, b, _ in names.spans(text)] == [
+        "Raspberry"
+    ]
+
+
 def test_a_sub_index_line_names_the_series_it_lists() -> None:
     from wikic.index import series_list
 

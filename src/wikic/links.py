@@ -70,20 +70,24 @@ class Names:
         self.lengths = {w: sorted(ns, reverse=True) for w, ns in found.items()}
 
     def spans(self, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
-        """(start, end, name key) of every name in ``text``, without overlaps, in order."""
+        """(start, end, name key) of every name in ``text``, without overlaps, in order. A name
+        written capitalised and followed by another capitalised word is part of a longer name
+        and is not this one: 'Raspberry Pi' does not name the raspberry."""
         if not self.targets:
             return []
-        toks = [(m.start(), m.end(), stem(m.group())) for m in _WORD.finditer(text)]
+        toks = list(_WORD.finditer(text))
+        stems = [stem(m.group()) for m in toks]
+        lengths, targets = self.lengths, self.targets
         out = []
-        i = 0
-        while i < len(toks):
-            for n in self.lengths.get(toks[i][2], ()):
-                if i + n > len(toks):
-                    continue
-                key = tuple(t[2] for t in toks[i : i + n])
-                if key in self.targets:
-                    out.append((toks[i][0], toks[i + n - 1][1], key))
-                    i += n
+        i, n = 0, len(stems)
+        while i < n:
+            for size in lengths.get(stems[i], ()):
+                key = tuple(stems[i : i + size])
+                if len(key) == size and key in targets:
+                    last = toks[i + size - 1]
+                    if not _continued(text, last, toks[i + size] if i + size < n else None):
+                        out.append((toks[i].start(), last.end(), key))
+                    i += size
                     break
             else:
                 i += 1
@@ -91,23 +95,18 @@ class Names:
 
     def keys_in(self, text: str) -> set[tuple[str, ...]]:
         """The names in ``text`` (``spans`` without positions, for scanning whole documents)."""
-        if not self.targets:
-            return set()
-        stems = [stem(w) for w in _WORD.findall(text)]
-        lengths = self.lengths
-        targets = self.targets
-        found = set()
-        i, n = 0, len(stems)
-        while i < n:
-            for size in lengths.get(stems[i], ()):
-                key = tuple(stems[i : i + size])
-                if len(key) == size and key in targets:
-                    found.add(key)
-                    i += size
-                    break
-            else:
-                i += 1
-        return found
+        return {key for _, _, key in self.spans(text)} if self.targets else set()
+
+
+def _continued(text: str, last: re.Match, after: re.Match | None) -> bool:
+    """Whether a capitalised name runs on into the next word, also capitalised, with only a
+    space between them ('Raspberry Pi')."""
+    return (
+        after is not None
+        and last.group()[0].isupper()
+        and after.group()[0].isupper()
+        and text[last.end() : after.start()] == " "
+    )
 
 
 def is_name(title: str) -> bool:
