@@ -225,6 +225,19 @@ def test_a_name_inside_a_longer_capitalised_name_is_not_that_name() -> None:
     ]
 
 
+def test_a_one_word_name_used_as_a_verb_is_not_that_name() -> None:
+    from wikic.links import Names, Target, key_of
+
+    names = Names({key_of("Help"): Target("app.md"), key_of("Carrots"): Target("crops.md")})
+    assert names.keys_in("It can help to view a photo.") == set()
+    assert names.keys_in("We are happy to help you.") == set()
+    assert names.keys_in("Open Help to read more.") == {key_of("help")}
+    assert names.keys_in("Similar to carrots, they need loose soil.") == {key_of("carrots")}  # a noun
+    assert names.keys_in("Go to Help.") == {key_of("help")}  # written as a name
+    names = Names({key_of("Watercress"): Target("greens.md")})
+    assert names.keys_in("A peppery taste similar to watercress.") == {key_of("watercress")}
+
+
 def test_a_sub_index_line_names_the_series_it_lists() -> None:
     from wikic.index import series_list
 

@@ -72,7 +72,8 @@ class Names:
     def spans(self, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
         """(start, end, name key) of every name in ``text``, without overlaps, in order. A name
         written capitalised and followed by another capitalised word is part of a longer name
-        and is not this one: 'Raspberry Pi' does not name the raspberry."""
+        and is not this one: 'Raspberry Pi' does not name the raspberry; nor does a one-word
+        name used as a verb ('it can help')."""
         if not self.targets:
             return []
         toks = list(_WORD.finditer(text))
@@ -85,7 +86,13 @@ class Names:
                 key = tuple(stems[i : i + size])
                 if len(key) == size and key in targets:
                     last = toks[i + size - 1]
-                    if not _continued(text, last, toks[i + size] if i + size < n else None):
+                    after = toks[i + size] if i + size < n else None
+                    verb = (
+                        size == 1
+                        and i > 0
+                        and _is_verb(toks[i - 1].group(), last.group(), after.group() if after else "")
+                    )
+                    if not verb and not _continued(text, last, after):
                         out.append((toks[i].start(), last.end(), key))
                     i += size
                     break
@@ -96,6 +103,21 @@ class Names:
     def keys_in(self, text: str) -> set[tuple[str, ...]]:
         """The names in ``text`` (``spans`` without positions, for scanning whole documents)."""
         return {key for _, _, key in self.spans(text)} if self.targets else set()
+
+
+_MODALS = frozenset("can could will would shall should may might must cannot".split())
+# what follows a verb and never a noun ending a phrase: 'to help you', 'to group the plants'
+_OBJECTS = frozenset("the a an you your it its them their us our me my this that these those".split())
+
+
+def _is_verb(before: str, word: str, after: str) -> bool:
+    """Whether ``word``, a one-word name, is used as a verb: written in lowercase, not as a
+    plural, after a modal ('it can help') or after 'to' with an object next ('to help you');
+    names are nouns. 'similar to watercress' is a noun."""
+    if not word.islower() or stem(word) != word:
+        return False
+    before = before.lower()
+    return before in _MODALS or (before == "to" and after.lower() in _OBJECTS)
 
 
 def _continued(text: str, last: re.Match, after: re.Match | None) -> bool:
