@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import ConfigError
 from .fsutil import canonical_json, sha256_tag
 
@@ -35,19 +33,12 @@ def load_yaml(path: Path) -> Any:
 
 
 def parse_yaml(text: str, path: Path) -> Any:
+    import yaml  # here, not at the top: search and ask never read YAML
+
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML ({exc}); plain YAML only, no tags") from exc
-
-
-def require_kb(root: Path) -> None:
-    """A ConfigError unless ``root`` is a knowledge base: the folder that holds ``schema/``."""
-    if not (root / "schema").is_dir():
-        raise ConfigError(
-            f"{root}: not a wikic knowledge base (no schema/ folder); pass --root with the folder "
-            "that holds schema/, or create one with 'wikic init'"
-        )
 
 
 class Fields:

@@ -16,7 +16,7 @@ from .errors import WikicError
 
 def search_command(root: Path, query: str, k: int, json_out: bool) -> None:
     from .backend import llm_model, model_expander
-    from .config import require_kb
+    from .layer1 import require_kb
     from .search import open_index
 
     require_kb(root)  # before an index is created in a folder that is no KB
@@ -51,7 +51,7 @@ def search_command(root: Path, query: str, k: int, json_out: bool) -> None:
 def ask_command(root: Path, question: str, json_out: bool) -> None:
     from .ask import Lookup
     from .backend import llm_model
-    from .config import require_kb
+    from .layer1 import require_kb
 
     require_kb(root)
     lookup = Lookup(root)

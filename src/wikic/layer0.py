@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import require_kb
 from .errors import KBError, SourceError, WikicError
 from .fsutil import (
     atomic_write,
@@ -24,6 +23,7 @@ from .fsutil import (
     sha256_tag,
     write_json_artifact,
 )
+from .layer1 import require_kb
 from .models import Record, Snapshot
 
 SCHEMA_VERSION = 1

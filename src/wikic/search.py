@@ -33,7 +33,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import KBError, UsageError
@@ -875,14 +875,26 @@ class SearchIndex:
         expander is given, for its expansions), fused with Reciprocal Rank Fusion."""
         check_query(query)
         spelled = self.respell(query)
-        original = {kind: self.query(kind, spelled, depth) for kind in kinds}
+        original = {kind: self.query(kind, spelled, depth, with_snippets=False) for kind in kinds}
         probe = [h.score for h in original.get("source") or next(iter(original.values()), [])]
         strong = is_strong_signal(probe)
         lists: list[tuple[float, list[Hit]]] = [(ORIGINAL_WEIGHT, hits) for hits in original.values()]
         expanded = expansions(expander, query) if expander is not None and not strong else []
         for q in expanded:
-            lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth)) for kind in kinds]
-        return SearchResult(query, rrf(lists)[:k], expanded, strong, spelled)
+            lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth, with_snippets=False)) for kind in kinds]
+        terms = list(dict.fromkeys(t for q in [spelled, *expanded] for t in query_terms(q)))
+        return SearchResult(query, self.with_snippets(rrf(lists)[:k], terms), expanded, strong, spelled)
+
+    def with_snippets(self, hits: Sequence[Hit], terms: Sequence[str]) -> list[Hit]:
+        """``hits`` with their snippets: made only for the hits shown, not for every hit fused."""
+        if not hits:
+            return []
+        paths = sorted({h.path for h in hits})
+        rows = self._rows(
+            f"SELECT kind, path, anchor, body FROM chunks WHERE path IN ({','.join('?' * len(paths))})", paths
+        )
+        bodies = {(kind, path, anchor): body for kind, path, anchor, body in rows}
+        return [replace(h, snippet=snippet(bodies.get((h.kind, h.path, h.anchor), ""), terms)) for h in hits]
 
 
 def expansions(expander: Expander, query: str) -> list[str]:

@@ -12,10 +12,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .config import require_kb
 from .errors import ConfigError
 from .layer0 import record_hash
-from .layer1 import LAYER1, parse_doc
+from .layer1 import LAYER1, parse_doc, require_kb
 from .lint import Statement, WikiPage, read_page
 from .models import SourceDoc
 

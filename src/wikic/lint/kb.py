@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..citations import DEFAULT_MIN_OVERLAP, Verifier
-from ..config import require_kb
-from ..layer1 import load_layer1, require_sources
+from ..layer1 import load_layer1, require_kb, require_sources
 from ..models import SourceDoc
 from ..wikischema import WikiSchema
 from .pages import WikiPage, wiki_pages
