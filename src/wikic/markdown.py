@@ -208,10 +208,19 @@ def anchors(body: str) -> set[str]:
 
 # A sentence ends at . ! ? (plus closing quotes/brackets) before white space and a capital or digit,
 # or at a CJK full stop, which needs no space after it. Group 1 is the end of the sentence.
-_SENT_END = re.compile(
+_SENT_END = (
     r"([.!?][\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9\u4e00-\u9fff\u3040-\u30ff])"
     r"|([。！？][\"'”’)\]」』]*)\s*(?=\S)"
 )
+
+
+@lru_cache(maxsize=1)
+def _sent_end() -> re.Pattern:
+    """Compiled on first use: its character classes take milliseconds to build, and a lookup
+    that never splits sentences should not pay for them."""
+    return re.compile(_SENT_END)
+
+
 _SPACES = re.compile(r"\s+")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Dr|No|Fig|U\.S)\.|\b[A-Z]\.)$")
 
@@ -223,7 +232,7 @@ def split_sentences(text: str) -> list[str]:
         return []
     out: list[str] = []
     start = 0
-    for m in _SENT_END.finditer(text):
+    for m in _sent_end().finditer(text):
         candidate = text[start : m.end(1) if m.group(1) else m.end(2)].strip()
         if _ABBREV.search(candidate):
             continue
