@@ -630,7 +630,7 @@ class SearchIndex:
         sources_changed = any(known[rel][0] == "source" for rel in gone) or any(
             p[5] is not None for p in pending
         )
-        if sources_changed or self._supersession()[0] != self._schema_digest():
+        if sources_changed or self._supersession()[0] != self._schema_key():
             with self.conn:
                 self._store_supersession()
         return stats
@@ -657,7 +657,7 @@ class SearchIndex:
         so a lookup reads it instead of reading them all."""
         from .versions import schema_chains, supersession
 
-        value = [self._schema_digest(), supersession(self.docs(), schema_chains(self.root))]
+        value = [self._schema_key(), supersession(self.docs(), schema_chains(self.root))]
         self._store("superseded", json.dumps(value, sort_keys=True))
 
     def _supersession(self) -> tuple[str, dict[str, str]]:
@@ -704,19 +704,21 @@ class SearchIndex:
         row = self.conn.execute("SELECT value FROM meta WHERE key='backend'").fetchone()
         if row is None:
             return None
-        digest, backend = json.loads(row[0])
-        return backend if digest == self._schema_digest() else None
+        key, backend = json.loads(row[0])
+        return backend if key == self._schema_key() else None
 
     def remember_backend(self, backend: str) -> None:
         with self.conn:
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('backend', ?)",
-                (json.dumps([self._schema_digest(), backend]),),
+                (json.dumps([self._schema_key(), backend]),),
             )
 
-    def _schema_digest(self) -> str:
+    def _schema_key(self) -> str:
+        """What the remembered backend and supersession are valid for: ``schema/wiki.yaml``'s
+        text itself. It is a few kilobytes, and comparing it costs less than importing hashlib."""
         path = self.root / "schema" / "wiki.yaml"
-        return sha256_tag(path.read_bytes()) if path.is_file() else ""
+        return path.read_bytes().decode("utf-8", "replace") if path.is_file() else ""
 
     def entities(self) -> Entities:
         """The names the wiki has entries for, and the sections filed under each (see Entities)."""
