@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from .models import SourceDoc
 
@@ -74,7 +73,7 @@ def field_label(name: str) -> str:
     return label(name)
 
 
-def format_value(value: Any) -> str:
+def format_value(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(format_value(v) for v in value)
     if isinstance(value, bool):
@@ -82,7 +81,7 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def is_unknown(value: Any) -> bool:
+def is_unknown(value: object) -> bool:
     """``0``, ``""``, ``null`` and empty lists mean the record does not know the value."""
     if value is None or isinstance(value, bool):
         return value is None
@@ -104,7 +103,7 @@ def is_bookkeeping(name: str) -> bool:
     )
 
 
-def is_prose(name: str, value: Any) -> bool:
+def is_prose(name: str, value: object) -> bool:
     if not isinstance(value, str):
         return False
     text = " ".join(value.split())
@@ -122,7 +121,7 @@ class Fact:
         return f"**{self.label}:** {self.value}"
 
 
-def _scalar(value: Any) -> bool:
+def _scalar(value: object) -> bool:
     if isinstance(value, list):
         return all(isinstance(v, (str, int, float, bool)) for v in value)
     return isinstance(value, (str, int, float, bool))
@@ -190,7 +189,7 @@ NAME_FIELDS = ("common_names", "aliases", "synonyms", "also_known_as")
 ALIAS_FIELDS = (*NAME_FIELDS, "tags")
 
 
-def aliases(meta: dict[str, Any], fields: tuple[str, ...] = ALIAS_FIELDS) -> list[str]:
+def aliases(meta: dict[str, object], fields: tuple[str, ...] = ALIAS_FIELDS) -> list[str]:
     """Other names a source gives its subject (e.g. ``common_names``), which users search by;
     ``fields=NAME_FIELDS`` leaves out tags, which are words to search by but not names."""
     out = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .markdown import Section
 
@@ -14,7 +13,7 @@ class Record:
 
     source: str
     id: str
-    data: dict[str, Any]
+    data: dict[str, object]
     url: str  # the request URL of the page it came from
 
 
@@ -29,7 +28,7 @@ class Snapshot:
     path: str  # relative to the KB root
     url: str
     fetched_at: str
-    data: dict[str, Any] = field(default_factory=dict, compare=False)
+    data: dict[str, object] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class SourceDoc:
     key: str
     path: str  # relative to the KB root, e.g. layer1_sources/faq/tank.md
     title: str
-    meta: dict[str, Any]
+    meta: dict[str, object]
     body: str
     sha256: str  # of the whole file's bytes
     sections: tuple[Section, ...]
