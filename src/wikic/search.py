@@ -44,7 +44,7 @@ from .markdown import STOPWORDS, plain_inline, split_sections, words
 from .models import SourceDoc
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 KINDS = ("page", "source", "index")  # what ``search`` fuses
 TABLES = (*KINDS, "doc")
 # bm25() weights for (title, headings, body): a match in a title or heading counts above the body.
@@ -491,6 +491,7 @@ _DDL = [
     " path TEXT NOT NULL, anchor TEXT NOT NULL, heading TEXT NOT NULL, title TEXT NOT NULL,"
     " headings TEXT NOT NULL, body TEXT NOT NULL, refs TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file)",
+    "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, anchor)",  # the shown hits' snippets
     # every layer-1 document as parsed, so a lookup reads the ones it needs instead of all files
     "CREATE TABLE IF NOT EXISTS docs(path TEXT PRIMARY KEY, source TEXT NOT NULL, id TEXT NOT NULL,"
     " key TEXT NOT NULL, title TEXT NOT NULL, names TEXT NOT NULL, meta TEXT NOT NULL, body TEXT NOT NULL,"
