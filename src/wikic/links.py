@@ -76,15 +76,16 @@ class Names:
         name used as a verb ('it can help')."""
         if not self.targets:
             return []
-        toks = list(_WORD.finditer(text))
-        stems = [stem(m.group()) for m in toks]
+        stems = [stem(w) for w in _WORD.findall(text)]
         lengths, targets = self.lengths, self.targets
+        toks: list[re.Match] = []  # the words with their places, found once a name is
         out = []
         i, n = 0, len(stems)
         while i < n:
             for size in lengths.get(stems[i], ()):
                 key = tuple(stems[i : i + size])
                 if len(key) == size and key in targets:
+                    toks = toks or list(_WORD.finditer(text))
                     last = toks[i + size - 1]
                     after = toks[i + size] if i + size < n else None
                     verb = (
