@@ -64,3 +64,29 @@ def test_an_error_is_reported_by_typer_with_its_exit_code(tmp_path):
         [*command, "--root", str(tmp_path), "search", "--help"], capture_output=True, text=True
     )
     assert done.returncode == 0 and "--json" in done.stdout
+
+
+# what a lookup on a settled index never needs: YAML, hashing, the CLI and the LLM libraries
+NEVER = ("typer", "rich", "yaml", "frontmatter", "hashlib", "httpx", "anthropic", "jinja2")
+
+
+@pytest.mark.parametrize(
+    ("command", "never"),
+    [("search", (*NEVER, "typing")), ("ask", NEVER)],  # the answer's modules use typing
+)
+def test_a_lookup_on_a_settled_index_imports_nothing_it_does_not_use(example_kb, command, never):
+    """An agent calls ``search`` and ``ask`` once per question, so each fresh process pays for
+    its imports."""
+    import os
+
+    old = 1_000_000_000  # every file long settled, so none is re-read or hashed
+    for path in example_kb.rglob("*"):
+        os.utime(path, (old, old))
+    entry.quick(["--root", str(example_kb), "search", "warm up"])  # builds the index
+    probe = (
+        "import sys\nfrom wikic import entry\n"
+        f"entry.quick(['--root', {str(example_kb)!r}, {command!r}, 'How long does a full tank last?'])\n"
+        f"print('imported:', [m for m in {never!r} if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.rstrip().splitlines()[-1] == "imported: []"
