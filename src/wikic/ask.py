@@ -277,7 +277,7 @@ class Lookup:
           sources they cite, and fuse that with the hybrid search for what the pages miss.
         """
         if mode == "raw":
-            hits = self.index.query("source", question, DEPTH, with_snippets=False)
+            hits = self.index.query("source", question, DEPTH)
             return self.judged(question, mode, _flatten(hits), k)
         if mode == "search":
             return self.via_search(question, k, expander)
@@ -287,7 +287,7 @@ class Lookup:
 
     def source_order(self, question: str, paths: Sequence[str] | None = None) -> dict[str, int]:
         """Every matching layer-1 section's rank for ``question`` (only in ``paths`` when given)."""
-        hits = self.index.query("source", question, ORDER_DEPTH, paths=paths, with_snippets=False)
+        hits = self.index.query("source", question, ORDER_DEPTH, paths=paths)
         return {h.refs[0]: i for i, h in enumerate(hits) if h.refs}
 
     def page_refs(self, pages: Sequence[Hit], order: dict[str, int], per: int = PAGE_REFS) -> list[str]:
@@ -305,7 +305,7 @@ class Lookup:
         for ref in sorted(order, key=order.__getitem__):
             best.setdefault(split_ref(ref)[0], ref)
         out = []
-        for h in self.index.query("doc", question, DEPTH, paths=paths, with_snippets=False):
+        for h in self.index.query("doc", question, DEPTH, paths=paths):
             doc = self.docs.get(h.path)
             first = (
                 doc.path + (f"#{doc.sections[0].anchor}" if doc and doc.sections else "") if doc else h.path
@@ -315,19 +315,17 @@ class Lookup:
 
     def via_search(self, question: str, k: int = 10, expander=None) -> Retrieval:
         spelled = self.index.respell(question)
-        deep = self.index.query("source", spelled, ORDER_DEPTH, with_snippets=False)
+        deep = self.index.query("source", spelled, ORDER_DEPTH)
         queries = [(ORIGINAL_WEIGHT, spelled, deep)]
         if expander is not None and not is_strong_signal([h.score for h in deep[:DEPTH]]):
             for q in expansions(expander, question):
-                queries.append(
-                    (EXPANSION_WEIGHT, q, self.index.query("source", q, ORDER_DEPTH, with_snippets=False))
-                )
+                queries.append((EXPANSION_WEIGHT, q, self.index.query("source", q, ORDER_DEPTH)))
         lists: list[tuple[float, list[str]]] = []
         pages: list[str] = []
         via: dict[str, str] = {}
         for n, (weight, q, hits) in enumerate(queries):
             order = {h.refs[0]: i for i, h in enumerate(hits) if h.refs}
-            found = self.index.query("page", q, DEPTH, with_snippets=False)
+            found = self.index.query("page", q, DEPTH)
             whole = [h for h in found if not h.anchor][:SEARCH_PAGES]
             lists.append((weight, _flatten(hits[:DEPTH])))
             lists.append((weight * WIKI_WEIGHT, self.page_refs(whole, order)))
@@ -347,8 +345,8 @@ class Lookup:
         """The agent protocol: read index.md (and its sub-indexes), open the pages whose lines,
         text and headings match best, search within them (their headings and the sources they
         cite), and search the whole KB for what they miss."""
-        entries = self.index.query("index", question, DEPTH, with_snippets=False)
-        skimmed = self.index.query("page", question, DEPTH, with_snippets=False)
+        entries = self.index.query("index", question, DEPTH)
+        skimmed = self.index.query("page", question, DEPTH)
         routes = [
             (1.0, list(dict.fromkeys(h.path for h in entries))),
             (SKIM_WEIGHT, [h.path for h in skimmed if not h.anchor]),
@@ -356,7 +354,7 @@ class Lookup:
             (HEADING_WEIGHT, list(dict.fromkeys(h.path for h in skimmed if h.anchor))),
         ]
         chosen = fuse_refs(routes)[:INDEX_PAGES]
-        inside = self.index.query("page", question, DEPTH, paths=chosen, with_snippets=False)
+        inside = self.index.query("page", question, DEPTH, paths=chosen)
         cited = sorted({split_ref(r)[0] for h in inside for r in h.refs})
         order = self.source_order(question, cited)
         sections = [h for h in inside if h.anchor]

@@ -773,9 +773,9 @@ class SearchIndex:
         query: str | Sequence[str],
         limit: int = 20,
         paths: Iterable[str] | None = None,
-        with_snippets: bool = True,
     ) -> list[Hit]:
-        """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``)."""
+        """One BM25-ranked list of chunks of ``kind`` (optionally only chunks in ``paths``),
+        without snippets: ``with_snippets`` cuts them for the hits that are shown."""
         if isinstance(query, str):
             check_query(query)
         terms = query_terms(query) if isinstance(query, str) else list(query)
@@ -783,7 +783,7 @@ class SearchIndex:
             return []
         w = ", ".join(str(x) for x in WEIGHTS)
         args: list = [match_expression(terms)]
-        cols = "c.kind, c.path, c.anchor, c.heading, c.title, c.body, c.refs"
+        cols = "c.kind, c.path, c.anchor, c.heading, c.title, c.refs"
         if paths is None:
             # rank inside FTS first, then join only the rows kept
             sql = (
@@ -805,19 +805,7 @@ class SearchIndex:
             rows = self._rows(sql, args)
         except sqlite3.OperationalError:  # e.g. a term the tokenizer reduces to nothing
             return []
-        return [
-            Hit(
-                k,
-                p,
-                a,
-                h,
-                t,
-                s,
-                snippet(b, terms) if with_snippets else "",
-                tuple(json.loads(r)),
-            )
-            for k, p, a, h, t, b, r, s in rows
-        ]
+        return [Hit(k, p, a, h, t, s, "", tuple(json.loads(r))) for k, p, a, h, t, r, s in rows]
 
     def _rows(self, sql: str, args: Sequence) -> list:
         """Run a read; a database found corrupt only now is rebuilt and the read run again."""
@@ -878,13 +866,13 @@ class SearchIndex:
         expander is given, for its expansions), fused with Reciprocal Rank Fusion."""
         check_query(query)
         spelled = self.respell(query)
-        original = {kind: self.query(kind, spelled, depth, with_snippets=False) for kind in kinds}
+        original = {kind: self.query(kind, spelled, depth) for kind in kinds}
         probe = [h.score for h in original.get("source") or next(iter(original.values()), [])]
         strong = is_strong_signal(probe)
         lists: list[tuple[float, list[Hit]]] = [(ORIGINAL_WEIGHT, hits) for hits in original.values()]
         expanded = expansions(expander, query) if expander is not None and not strong else []
         for q in expanded:
-            lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth, with_snippets=False)) for kind in kinds]
+            lists += [(EXPANSION_WEIGHT, self.query(kind, q, depth)) for kind in kinds]
         terms = list(dict.fromkeys(t for q in [spelled, *expanded] for t in query_terms(q)))
         return SearchResult(query, self.with_snippets(rrf(lists)[:k], terms), expanded, strong, spelled)
 
