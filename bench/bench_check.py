@@ -22,9 +22,9 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from apiserver import ApiServer  # noqa: E402
 from farmbot_kb import available, build_layers  # noqa: E402
 
-from wikic import lint  # noqa: E402
-from wikic.compile import compile_wiki  # noqa: E402
-from wikic.layer1 import load_layer1  # noqa: E402
+from wikic.check import run as lint  # noqa: E402
+from wikic.compile.run import compile_wiki  # noqa: E402
+from wikic.transform.layer1 import load_layer1  # noqa: E402
 
 TARGET_S = 2.0
 

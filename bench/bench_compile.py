@@ -26,10 +26,10 @@ import farmbot_kb  # noqa: E402
 from apiserver import ApiServer  # noqa: E402
 from conftest import changed_files, snapshot_tree  # noqa: E402
 
-from wikic.compile import compile_wiki  # noqa: E402
-from wikic.config import load_sources  # noqa: E402
-from wikic.fetch import fetch  # noqa: E402
-from wikic.transform import transform  # noqa: E402
+from wikic.compile.run import compile_wiki  # noqa: E402
+from wikic.core.config import load_sources  # noqa: E402
+from wikic.fetch.http import fetch  # noqa: E402
+from wikic.transform.run import transform  # noqa: E402
 
 WORDS = (
     "water tank pump light schedule basil mint seed pod sprout root leaf harvest prune wifi app reset "
@@ -64,7 +64,7 @@ def cold_cpu(root: Path, src: Path | None = None) -> tuple[float, float]:
     """(wall, CPU) seconds of a cold offline compile of ``root`` in a fresh process, with the
     wikic found under ``src`` (this checkout when None)."""
     env = dict(os.environ, PYTHONPATH=str(src or HERE.parent / "src"))
-    code = "import sys; from pathlib import Path; from wikic.compile import compile_wiki; compile_wiki(Path(sys.argv[1]))"
+    code = "import sys; from pathlib import Path; from wikic.compile.run import compile_wiki; compile_wiki(Path(sys.argv[1]))"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", code, str(root)], env=env, check=True, capture_output=True)

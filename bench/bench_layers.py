@@ -27,10 +27,10 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from apiserver import ApiServer  # noqa: E402
 
-from wikic.config import load_sources  # noqa: E402
-from wikic.fetch import fetch  # noqa: E402
-from wikic.layer1 import LAYER1  # noqa: E402
-from wikic.transform import STATE, transform  # noqa: E402
+from wikic.core.config import load_sources  # noqa: E402
+from wikic.fetch.http import fetch  # noqa: E402
+from wikic.transform.layer1 import LAYER1  # noqa: E402
+from wikic.transform.run import STATE, transform  # noqa: E402
 
 WORDS = (
     "water tank pump sensor soil moisture light schedule basil tomato seed tray nutrient reservoir "

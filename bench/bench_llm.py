@@ -22,9 +22,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from fakellm import FakeAnthropic  # noqa: E402
 
-from wikic.compile import compile_wiki  # noqa: E402
-from wikic.librarian.anthropic import AnthropicLibrarian  # noqa: E402
-from wikic.wikischema import load_wiki_schema  # noqa: E402
+from wikic.compile.librarian.anthropic import AnthropicLibrarian  # noqa: E402
+from wikic.compile.run import compile_wiki  # noqa: E402
+from wikic.compile.schema import load_wiki_schema  # noqa: E402
 
 
 def make_kb(root: Path) -> Path:

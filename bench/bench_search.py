@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from wikic.bm25 import BM25
-from wikic.search import Chunk, SearchIndex
+from wikic.core.bm25 import BM25
+from wikic.lookup.search import Chunk, SearchIndex
 
 N_SECTIONS = 10_000
 N_QUERIES = 200

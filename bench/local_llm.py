@@ -33,10 +33,10 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from wikimeasure import cited_lines, sentence_coverage  # noqa: E402
 
-from wikic.citations import Verifier  # noqa: E402
-from wikic.compile import compile_wiki  # noqa: E402
-from wikic.draft import parse_citations, strip_citations  # noqa: E402
-from wikic.layer1 import load_layer1  # noqa: E402
+from wikic.compile.citations import Verifier  # noqa: E402
+from wikic.compile.draft import parse_citations, strip_citations  # noqa: E402
+from wikic.compile.run import compile_wiki  # noqa: E402
+from wikic.transform.layer1 import load_layer1  # noqa: E402
 
 CONTEXT = 8192  # SmolLM2's trained context, and wikic's default for the openai backend
 

@@ -25,13 +25,13 @@ from typing import Any
 
 from fakellm import REPAIR_LINE, Brain, FakeAnthropic
 
-from wikic.compile import CompileReport, compile_wiki
-from wikic.librarian.anthropic import AnthropicLibrarian
-from wikic.librarian.extract import prose_units
-from wikic.lint import wiki_pages
-from wikic.markdown import heading as parse_heading
-from wikic.markdown import plain_inline
-from wikic.wikischema import load_wiki_schema
+from wikic.check.run import wiki_pages
+from wikic.compile.librarian.anthropic import AnthropicLibrarian
+from wikic.compile.librarian.extract import prose_units
+from wikic.compile.run import CompileReport, compile_wiki
+from wikic.compile.schema import load_wiki_schema
+from wikic.core.markdown import heading as parse_heading
+from wikic.core.markdown import plain_inline
 
 CATEGORIES = (
     "negation",

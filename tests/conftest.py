@@ -127,7 +127,7 @@ def farmbot_compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     from farmbot_kb import available, build_layers
 
-    from wikic.compile import compile_wiki
+    from wikic.compile.run import compile_wiki
 
     if not available():
         pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")

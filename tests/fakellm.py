@@ -38,7 +38,7 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from wikic.librarian.extract import prose_units
+from wikic.compile.librarian.extract import prose_units
 
 SOURCE = re.compile(r'<source key="(S\d+)"[^>]*section="([^"]*)"[^>]*>\n(.*?)\n</source>', re.S)
 SECTION = re.compile(r'<section key="(S\d+)"[^>]*>\n(.*?)\n</section>', re.S)

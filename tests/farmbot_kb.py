@@ -12,9 +12,9 @@ from pathlib import Path
 import yaml
 from apiserver import ApiServer
 
-from wikic.config import load_sources
-from wikic.fetch import fetch
-from wikic.transform import transform
+from wikic.core.config import load_sources
+from wikic.fetch.http import fetch
+from wikic.transform.run import transform
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpora" / "farmbot"
@@ -95,7 +95,7 @@ def build_layers(root: Path, api: ApiServer) -> None:
 
 def build_compiled(root: Path) -> None:
     """The corpus fetched from its own loopback API, transformed and compiled offline into ``root``."""
-    from wikic.compile import compile_wiki
+    from wikic.compile.run import compile_wiki
 
     api = ApiServer()
     try:

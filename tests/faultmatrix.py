@@ -28,9 +28,9 @@ import yaml
 from apiserver import ApiServer, Fault
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.layer0 import LAYER0, MANIFEST
-from wikic.search import DB_PATH
+from wikic.cli.app import app
+from wikic.fetch.layer0 import LAYER0, MANIFEST
+from wikic.lookup.search import DB_PATH
 
 RECORDS = [
     {
@@ -216,7 +216,7 @@ def dot_dir(root: Path) -> Path:
 
 def kill_compile(root: Path, api: ApiServer) -> None:
     """A compile killed between writing its pages and its index, with the wiki deleted first."""
-    import wikic.compile as compile_module
+    import wikic.compile.run as compile_module
 
     def killed(*args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt

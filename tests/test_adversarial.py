@@ -7,7 +7,7 @@ from pathlib import Path
 from adversarial import CATEGORIES, run_adversary
 from wikiasserts import assert_every_fact_cited
 
-from wikic.lint import check
+from wikic.check.run import check
 
 
 def test_adversarial_model_publishes_nothing_wrong(unbuilt_example: Path) -> None:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from wikic.answer import Scorer, Shape, compose, fact_units, section_units, whole_lists
-from wikic.ask import REFUSAL, Lookup
-from wikic.eval import contains, load_questions, run_eval
-from wikic.evidence import feature, judge, names, near
-from wikic.layer1 import parse_doc
-from wikic.markdown import split_sections
-from wikic.models import SourceDoc
+from wikic.core.markdown import split_sections
+from wikic.core.models import SourceDoc
+from wikic.lookup.answer import Scorer, Shape, compose, fact_units, section_units, whole_lists
+from wikic.lookup.ask import REFUSAL, Lookup
+from wikic.lookup.eval import contains, load_questions, run_eval
+from wikic.lookup.evidence import feature, judge, names, near
+from wikic.transform.layer1 import parse_doc
 
 
 def _doc(body: str, **meta) -> SourceDoc:
@@ -519,7 +519,7 @@ def test_a_reported_problem_gets_what_follows_the_sentence_describing_it():
 
 
 def test_question_parts():
-    from wikic.answer import question_parts
+    from wikic.lookup.answer import question_parts
 
     assert question_parts("How deep do beet seeds go, and how long until I see sprouts?") == [
         "How deep do beet seeds go",

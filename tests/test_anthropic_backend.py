@@ -10,15 +10,15 @@ from fakellm import UNSUPPORTED, FakeAnthropic
 from typer.testing import CliRunner
 from wikiasserts import assert_every_fact_cited, pages, planned
 
-from wikic.cli import app
-from wikic.compile import compile_wiki
-from wikic.errors import ConfigError
-from wikic.librarian.anthropic import AnthropicLibrarian, AnthropicModel
-from wikic.librarian.llm import LLMLibrarian
-from wikic.librarian.model import ModelConfigError
-from wikic.librarian.offline import DERIVED_TYPES
-from wikic.lint import check
-from wikic.wikischema import load_wiki_schema
+from wikic.check.run import check
+from wikic.cli.app import app
+from wikic.compile.librarian.anthropic import AnthropicLibrarian, AnthropicModel
+from wikic.compile.librarian.llm import LLMLibrarian
+from wikic.compile.librarian.model import ModelConfigError
+from wikic.compile.librarian.offline import DERIVED_TYPES
+from wikic.compile.run import compile_wiki
+from wikic.compile.schema import load_wiki_schema
+from wikic.core.errors import ConfigError
 
 KEY = "sk-ant-test-key"
 

@@ -14,9 +14,9 @@ import pytest
 from fakellm import INDUCED, FakeAnthropic
 from typer.testing import CliRunner
 
-from wikic.ask import REFUSAL, Lookup, reply_sentences
-from wikic.backend import llm_model
-from wikic.cli import app
+from wikic.cli.app import app
+from wikic.lookup.ask import REFUSAL, Lookup, reply_sentences
+from wikic.lookup.backend import llm_model
 
 KEY = "sk-ant-test-key"
 INJECTION = (

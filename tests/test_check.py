@@ -20,15 +20,15 @@ from conftest import copy_example
 from farmbot_kb import available
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.compile import compile_wiki
-from wikic.config import load_sources
-from wikic.draft import CITE_LINK
-from wikic.fetch import fetch
-from wikic.layer0 import SourceStore
-from wikic.lint import CheckReport, check, quantities
-from wikic.models import Record
-from wikic.transform import transform
+from wikic.check.run import CheckReport, check, quantities
+from wikic.cli.app import app
+from wikic.compile.draft import CITE_LINK
+from wikic.compile.run import compile_wiki
+from wikic.core.config import load_sources
+from wikic.core.models import Record
+from wikic.fetch.http import fetch
+from wikic.fetch.layer0 import SourceStore
+from wikic.transform.run import transform
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from wikic.citations import Verifier
-from wikic.draft import Citation
-from wikic.layer1 import load_layer1
-from wikic.markdown import code_lines, plain_inline, split_sentences
-from wikic.models import SourceDoc
-from wikic.transform import format_value, label
+from wikic.compile.citations import Verifier
+from wikic.compile.draft import Citation
+from wikic.core.markdown import code_lines, plain_inline, split_sentences
+from wikic.core.models import SourceDoc
+from wikic.transform.layer1 import load_layer1
+from wikic.transform.run import format_value, label
 
 REPO = Path(__file__).resolve().parents[1]
 GROVE = "layer1_sources/specs/grove-6.md"
@@ -93,7 +93,7 @@ def test_a_dropped_negation_fails_and_a_kept_one_passes() -> None:
         "sha256:0",
         (),
     )
-    from wikic.markdown import split_sections
+    from wikic.core.markdown import split_sections
 
     doc = SourceDoc(**{**doc.__dict__, "sections": tuple(split_sections(doc.body))})
     v = Verifier([doc])
@@ -232,7 +232,7 @@ def test_what_the_lead_librarian_restates_passes(verifier: Verifier) -> None:
 
 def test_a_table_row_restated_as_header_value_pairs_passes() -> None:
     body = "# Models\n\n## Sizes\n\n| Model | Width | Length |\n|---|---|---|\n| Express | 1.2m | 3m |\n| XL | 2.4m | 6m |\n"
-    from wikic.markdown import split_sections
+    from wikic.core.markdown import split_sections
 
     doc = SourceDoc(
         "a", "m", "m", "layer1_sources/a/m.md", "Models", {}, body, "sha256:0", tuple(split_sections(body))

@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.config import load_sources
-from wikic.wikischema import load_wiki_schema
+from wikic.cli.app import app
+from wikic.compile.schema import load_wiki_schema
+from wikic.core.config import load_sources
 
 runner = CliRunner()
 

@@ -18,13 +18,13 @@ from conftest import changed_files, copy_example, snapshot_tree
 from typer.testing import CliRunner
 from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, body_lines, page_types, pages
 
-from wikic.cli import app
-from wikic.compile import compile_wiki
-from wikic.config import load_sources
-from wikic.errors import ConfigError
-from wikic.fetch import fetch
-from wikic.markdown import github_slug
-from wikic.transform import transform
+from wikic.cli.app import app
+from wikic.compile.run import compile_wiki
+from wikic.core.config import load_sources
+from wikic.core.errors import ConfigError
+from wikic.core.markdown import github_slug
+from wikic.fetch.http import fetch
+from wikic.transform.run import transform
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -196,8 +196,8 @@ def test_strict_schema_errors_name_file_and_key(kb: Path) -> None:
 
 
 def test_a_concurrent_compile_is_refused_by_the_lock(kb: Path) -> None:
-    from wikic.errors import LockedError
-    from wikic.fsutil import kb_lock
+    from wikic.core.errors import LockedError
+    from wikic.core.fsutil import kb_lock
 
     with kb_lock(kb), pytest.raises(LockedError):
         compile_wiki(kb)

@@ -14,10 +14,10 @@ import pytest
 import yaml
 from wikiasserts import _is_navigation, body_lines, pages
 
-from wikic.draft import parse_citations, strip_citations
-from wikic.index import KEYWORDS, SUMMARY_CHARS, Entry, clean_entry, estimate_tokens
-from wikic.librarian.extract import denied, keywords
-from wikic.search import read_index_entries
+from wikic.compile.draft import parse_citations, strip_citations
+from wikic.compile.index import KEYWORDS, SUMMARY_CHARS, Entry, clean_entry, estimate_tokens
+from wikic.compile.librarian.extract import denied, keywords
+from wikic.lookup.search import read_index_entries
 
 REPO = Path(__file__).resolve().parents[1]
 LINK = re.compile(r"\]\(([^)#]*)(?:#[^)]*)?\)")
@@ -179,7 +179,7 @@ def test_junk_never_becomes_an_index_keyword() -> None:
 def test_check_reports_dead_end_and_index_only_pages(example_kb: Path) -> None:
     """A page whose links to other pages are removed is a dead end; a page no other page links
     to any more is reachable only from the index. Both are warnings, not errors."""
-    from wikic.lint import check
+    from wikic.check.run import check
 
     target = "wiki/topics/algae.md"
     for page in (example_kb / "wiki").rglob("*.md"):
@@ -200,8 +200,8 @@ def test_check_reports_dead_end_and_index_only_pages(example_kb: Path) -> None:
 
 
 def test_a_first_mention_links_but_never_inside_brackets_links_or_code() -> None:
-    from wikic.draft import Navigation, _Linker
-    from wikic.links import key_of
+    from wikic.compile.draft import Navigation, _Linker
+    from wikic.compile.links import key_of
 
     link = _Linker(Navigation(names=((key_of("photo"), "wiki/topics/photos.md"),)), "wiki/topics/x.md")
     for text in ("the “[take photo] - USB” error", "see [a photo](y.md)", "run `photo` now"):
@@ -213,7 +213,7 @@ def test_a_first_mention_links_but_never_inside_brackets_links_or_code() -> None
 def test_a_name_inside_a_longer_capitalised_name_is_not_that_name() -> None:
     """'Raspberry Pi' is not the raspberry: it neither links to the crop nor counts as naming it
     (so the crop's entry is not 'Mentioned in' the Pi's set-up)."""
-    from wikic.links import Names, Target, key_of
+    from wikic.compile.links import Names, Target, key_of
 
     names = Names({key_of("Raspberry"): Target("crops.md"), key_of("Photos"): Target("app.md")})
     assert names.keys_in("Insert the card into the Raspberry Pi.") == set()
@@ -226,7 +226,7 @@ def test_a_name_inside_a_longer_capitalised_name_is_not_that_name() -> None:
 
 
 def test_a_one_word_name_used_as_a_verb_is_not_that_name() -> None:
-    from wikic.links import Names, Target, key_of
+    from wikic.compile.links import Names, Target, key_of
 
     names = Names({key_of("Help"): Target("app.md"), key_of("Carrots"): Target("crops.md")})
     assert names.keys_in("It can help to view a photo.") == set()
@@ -239,7 +239,7 @@ def test_a_one_word_name_used_as_a_verb_is_not_that_name() -> None:
 
 
 def test_a_sub_index_line_names_the_series_it_lists() -> None:
-    from wikic.index import series_list
+    from wikic.compile.index import series_list
 
     titles = ["App 1: Controls to Plants", "App 2: Points to Weeds", "BOM", "Full-sun crops 1: A to B"]
     entries = [Entry(f"wiki/topics/{i}.md", "topic", t, "", ()) for i, t in enumerate(titles)]

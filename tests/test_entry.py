@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wikic import entry
-from wikic.cli import app
+from wikic.cli import main as entry
+from wikic.cli.app import app
 
 
 def _quick(capsys, argv: list[str]) -> tuple[bool, str]:
@@ -84,7 +84,7 @@ def test_a_lookup_on_a_settled_index_imports_nothing_it_does_not_use(example_kb,
         os.utime(path, (old, old))
     entry.quick(["--root", str(example_kb), "search", "warm up"])  # builds the index
     probe = (
-        "import sys\nfrom wikic import entry\n"
+        "import sys\nfrom wikic.cli import main as entry\n"
         f"entry.quick(['--root', {str(example_kb)!r}, {command!r}, 'How long does a full tank last?'])\n"
         f"print('imported:', [m for m in {never!r} if m in sys.modules])"
     )

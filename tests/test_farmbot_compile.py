@@ -12,10 +12,10 @@ from conftest import changed_files, snapshot_tree
 from farmbot_kb import available, build_layers
 from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, page_types, pages
 
-from wikic.compile import compile_wiki
-from wikic.config import load_sources
-from wikic.fetch import fetch
-from wikic.transform import transform
+from wikic.compile.run import compile_wiki
+from wikic.core.config import load_sources
+from wikic.fetch.http import fetch
+from wikic.transform.run import transform
 
 pytestmark = pytest.mark.skipif(
     not available(), reason="FarmBot corpus not found in ../shared/corpora/farmbot"

@@ -8,11 +8,11 @@ import pytest
 from conftest import changed_files, snapshot_tree
 from farmbot_kb import CORPUS, available, serve, write_schema
 
-from wikic.config import load_sources
-from wikic.fetch import fetch
-from wikic.layer0 import LAYER0
-from wikic.layer1 import LAYER1, load_layer1
-from wikic.transform import transform
+from wikic.core.config import load_sources
+from wikic.fetch.http import fetch
+from wikic.fetch.layer0 import LAYER0
+from wikic.transform.layer1 import LAYER1, load_layer1
+from wikic.transform.run import transform
 
 pytestmark = pytest.mark.skipif(
     not available(),

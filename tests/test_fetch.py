@@ -11,13 +11,13 @@ import pytest
 from conftest import changed_files, snapshot_tree
 from typer.testing import CliRunner
 
-from wikic import fetch as fetch_mod
-from wikic.cli import app
-from wikic.config import load_sources
-from wikic.errors import ConfigError
-from wikic.fetch import FetchReport, fetch
-from wikic.layer0 import LAYER0, MANIFEST
-from wikic.transform import transform
+from wikic.cli.app import app
+from wikic.core.config import load_sources
+from wikic.core.errors import ConfigError
+from wikic.fetch import http as fetch_mod
+from wikic.fetch.http import FetchReport, fetch
+from wikic.fetch.layer0 import LAYER0, MANIFEST
+from wikic.transform.run import transform
 
 SECRET = "s3cr3t-token-value-0123456789"
 
@@ -537,7 +537,7 @@ def test_crash_mid_fetch_leaves_no_temp_files_and_rerun_completes(tree, api, mon
     url = api.add("items", data, page_size=10, etag=True)
     root = kb(tree, {"items": http_source(url, pagination={"style": "next_field"})})
     real_replace = fetch_mod.os.replace if hasattr(fetch_mod, "os") else None
-    import wikic.fsutil as fsutil
+    import wikic.core.fsutil as fsutil
 
     calls = {"n": 0}
     real = fsutil.os.replace

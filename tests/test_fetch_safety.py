@@ -16,11 +16,11 @@ from conftest import snapshot_tree
 from test_fetch import http_source, kb, manifest, records, run, snapshots
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.config import load_sources
-from wikic.fetch import redact
-from wikic.layer0 import LAYER0
-from wikic.transform import transform
+from wikic.cli.app import app
+from wikic.core.config import load_sources
+from wikic.fetch.http import redact
+from wikic.fetch.layer0 import LAYER0
+from wikic.transform.run import transform
 
 runner = CliRunner()
 

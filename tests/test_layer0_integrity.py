@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.config import load_sources
-from wikic.layer0 import LAYER0, MANIFEST
-from wikic.layer1 import LAYER1
-from wikic.transform import transform
+from wikic.cli.app import app
+from wikic.core.config import load_sources
+from wikic.fetch.layer0 import LAYER0, MANIFEST
+from wikic.transform.layer1 import LAYER1
+from wikic.transform.run import transform
 
 runner = CliRunner()
 

@@ -15,15 +15,12 @@ import pytest
 from fakellm import INDUCED, Brain
 from wikiasserts import assert_every_fact_cited, pages
 
-from wikic.citations import Verifier
-from wikic.compile import compile_wiki
-from wikic.draft import Block, Cell, Citation, Draft, Sentence
-from wikic.errors import ConfigError
-from wikic.layer1 import load_layer1
-from wikic.librarian.base import PageJob
-from wikic.librarian.llm import OUTPUT_CONTRACT, TOOLS_JSON, LLMLibrarian, PageFailure, pieces
-from wikic.librarian.merge import merge
-from wikic.librarian.model import (
+from wikic.compile.citations import Verifier
+from wikic.compile.draft import Block, Cell, Citation, Draft, Sentence
+from wikic.compile.librarian.base import PageJob
+from wikic.compile.librarian.llm import OUTPUT_CONTRACT, TOOLS_JSON, LLMLibrarian, PageFailure, pieces
+from wikic.compile.librarian.merge import merge
+from wikic.compile.librarian.model import (
     ContextOverflow,
     MockModel,
     ModelConfigError,
@@ -32,8 +29,11 @@ from wikic.librarian.model import (
     ModelResponse,
     context_overflow,
 )
-from wikic.plan import PageSpec, plan
-from wikic.wikischema import load_wiki_schema
+from wikic.compile.pageplan import PageSpec, plan
+from wikic.compile.run import compile_wiki
+from wikic.compile.schema import load_wiki_schema
+from wikic.core.errors import ConfigError
+from wikic.transform.layer1 import load_layer1
 
 REPO = Path(__file__).resolve().parents[1]
 TOPIC = "wiki/topics/troubleshooting.md"

@@ -11,11 +11,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from wikic.ask import REFUSAL, Lookup, files_first
-from wikic.cli import app
-from wikic.eval import load_questions, run_eval
-from wikic.librarian.model import MockModel
-from wikic.tune import tune_index
+from wikic.cli.app import app
+from wikic.compile.librarian.model import MockModel
+from wikic.lookup.ask import REFUSAL, Lookup, files_first
+from wikic.lookup.eval import load_questions, run_eval
+from wikic.lookup.tune import tune_index
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -212,7 +212,7 @@ def test_tune_index_stores_reviewable_overrides_and_improves_the_index(example):
         assert entry["keywords"] and entry["questions"]
         assert any(kw in (example / "wiki" / "index.md").read_text() for kw in entry["keywords"])
         # a recompile keeps the enhancements
-        from wikic.compile import compile_wiki
+        from wikic.compile.run import compile_wiki
 
         compile_wiki(example, backend="offline")
         assert entry["keywords"][0] in (example / "wiki" / "index.md").read_text()
@@ -243,7 +243,7 @@ def test_llm_answer_keeps_only_verified_citations(example):
 
 
 def test_model_expander_feeds_search(example):
-    from wikic.backend import model_expander
+    from wikic.lookup.backend import model_expander
 
     model = MockModel().enqueue({"queries": ["pump cleaning vinegar"]})
     lookup = Lookup(example)

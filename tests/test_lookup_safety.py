@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.search import DB_PATH, open_index
+from wikic.cli.app import app
+from wikic.lookup.search import DB_PATH, open_index
 
 runner = CliRunner()
 

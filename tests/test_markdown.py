@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wikic.markdown import anchors, github_slug, iter_headings, split_sections, split_sentences
+from wikic.core.markdown import anchors, github_slug, iter_headings, split_sections, split_sentences
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,10 @@ import pytest
 from conftest import copy_example, snapshot_tree
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.compile import compile_wiki
-from wikic.lint import check
-from wikic.search import open_index
+from wikic.check.run import check
+from wikic.cli.app import app
+from wikic.compile.run import compile_wiki
+from wikic.lookup.search import open_index
 
 runner = CliRunner()
 
@@ -74,7 +74,7 @@ def entries(root: Path) -> list[str]:
 def test_a_compile_killed_after_writing_pages_is_logged_by_the_rerun(
     unbuilt_example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import wikic.compile as compile_module
+    import wikic.compile.run as compile_module
 
     def die(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt  # killed between the pages and the index
@@ -95,7 +95,7 @@ def test_a_compile_killed_after_writing_pages_is_logged_by_the_rerun(
 def test_a_compile_killed_after_logging_is_not_logged_twice(
     unbuilt_example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import wikic.compile as compile_module
+    import wikic.compile.run as compile_module
 
     def die(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt

@@ -15,11 +15,11 @@ from conftest import REPO
 from farmbot_kb import available, load
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.config import load_sources
-from wikic.fetch import fetch
-from wikic.onboard import onboard, redact_headers, redact_url, source_name
-from wikic.transform import transform
+from wikic.cli.app import app
+from wikic.core.config import load_sources
+from wikic.fetch.http import fetch
+from wikic.onboard.infer import onboard, redact_headers, redact_url, source_name
+from wikic.transform.run import transform
 
 runner = CliRunner()
 

@@ -13,11 +13,11 @@ from fakellm import UNSUPPORTED, FakeOpenAI
 from test_anthropic_backend import assert_prose_supported
 from wikiasserts import assert_every_fact_cited, pages, planned
 
-from wikic.compile import compile_wiki
-from wikic.errors import ConfigError
-from wikic.librarian.model import ModelConfigError
-from wikic.librarian.openai import OpenAILibrarian, retry_after
-from wikic.wikischema import load_wiki_schema
+from wikic.compile.librarian.model import ModelConfigError
+from wikic.compile.librarian.openai import OpenAILibrarian, retry_after
+from wikic.compile.run import compile_wiki
+from wikic.compile.schema import load_wiki_schema
+from wikic.core.errors import ConfigError
 
 
 @pytest.fixture

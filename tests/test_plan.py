@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from wikic.models import SourceDoc
-from wikic.plan import group_field
+from wikic.compile.pageplan import group_field
+from wikic.core.models import SourceDoc
 
 
 def doc(n: int, **meta) -> SourceDoc:

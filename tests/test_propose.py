@@ -15,13 +15,13 @@ from fakellm import Brain, FakeAnthropic, FakeOpenAI
 from farmbot_kb import FIXTURE, available, serve
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.compile import compile_wiki
-from wikic.layer1 import load_layer1
-from wikic.librarian.extract import has_quotable
-from wikic.lint import check
-from wikic.propose import KINDS, plan_schema, propose
-from wikic.scaffold import replace_block, top_level_blocks
+from wikic.check.run import check
+from wikic.cli.app import app
+from wikic.compile.librarian.extract import has_quotable
+from wikic.compile.run import compile_wiki
+from wikic.onboard.plan import KINDS, plan_schema, propose
+from wikic.onboard.scaffold import replace_block, top_level_blocks
+from wikic.transform.layer1 import load_layer1
 
 runner = CliRunner()
 
@@ -115,7 +115,7 @@ def test_the_hand_written_farmbot_schema_is_what_the_proposal_is_measured_agains
 
 
 def test_the_heuristics_name_nothing_from_the_corpora() -> None:
-    code = (REPO / "src" / "wikic" / "propose.py").read_text("utf-8").lower()
+    code = (REPO / "src" / "wikic" / "onboard" / "plan.py").read_text("utf-8").lower()
     for word in ("farmbot", "express", "genesis", "crop", "verdant", "sprout", "grove", "canopy", "plant"):
         assert not re.search(rf"\b{word}", code), word
 

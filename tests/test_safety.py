@@ -9,12 +9,12 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from wikic.ask import Lookup
-from wikic.compile import compile_wiki, keep_out_of_lead
-from wikic.draft import Block, Citation, Draft, Sentence
-from wikic.librarian.base import PageJob, Usage
-from wikic.lint import check
-from wikic.safety import sanitize, suspicious
+from wikic.check.run import check
+from wikic.compile.draft import Block, Citation, Draft, Sentence
+from wikic.compile.librarian.base import PageJob, Usage
+from wikic.compile.run import compile_wiki, keep_out_of_lead
+from wikic.compile.safety import sanitize, suspicious
+from wikic.lookup.ask import Lookup
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = "wiki/topics/watering.md"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.search import (
+from wikic.cli.app import app
+from wikic.lookup.search import (
     SCHEMA_VERSION,
     Hit,
     SearchIndex,
@@ -303,7 +303,7 @@ def test_an_unchanged_file_is_not_reread_and_a_changed_one_is(kb, monkeypatch):
     import os
     import time
 
-    from wikic import search
+    from wikic.lookup import search
 
     old = time.time() - 60
     settled = list((kb / "layer1_sources").rglob("*.md"))

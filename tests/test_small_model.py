@@ -21,12 +21,12 @@ from typer.testing import CliRunner
 from wikiasserts import assert_every_fact_cited, pages, planned
 from wikimeasure import cited_lines, sentence_coverage
 
-from wikic.cli import app
-from wikic.compile import compile_wiki
-from wikic.librarian.anthropic import AnthropicLibrarian
-from wikic.librarian.model import ModelConfigError, ModelError, ModelRequest
-from wikic.librarian.openai import OpenAILibrarian, OpenAIModel
-from wikic.wikischema import load_wiki_schema
+from wikic.cli.app import app
+from wikic.compile.librarian.anthropic import AnthropicLibrarian
+from wikic.compile.librarian.model import ModelConfigError, ModelError, ModelRequest
+from wikic.compile.librarian.openai import OpenAILibrarian, OpenAIModel
+from wikic.compile.run import compile_wiki
+from wikic.compile.schema import load_wiki_schema
 
 WINDOW = 6144  # the stub's context; the KB owner believes the model has far more
 FAILING = "wiki/topics/troubleshooting.md"

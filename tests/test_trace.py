@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.trace import parse_target, trace
+from wikic.check.trace import parse_target, trace
+from wikic.cli.app import app
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()

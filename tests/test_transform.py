@@ -12,11 +12,11 @@ import pytest
 import yaml
 from conftest import changed_files, snapshot_tree
 
-from wikic.config import load_sources
-from wikic.fetch import fetch
-from wikic.layer0 import LAYER0, MANIFEST
-from wikic.layer1 import LAYER1, load_layer1
-from wikic.transform import STATE, TransformReport, dump_frontmatter, transform
+from wikic.core.config import load_sources
+from wikic.fetch.http import fetch
+from wikic.fetch.layer0 import LAYER0, MANIFEST
+from wikic.transform.layer1 import LAYER1, load_layer1
+from wikic.transform.run import STATE, TransformReport, dump_frontmatter, transform
 
 
 def kb(tree, sources: dict[str, Any], files: dict[str, Any] | None = None, name: str = "kb") -> Path:

@@ -7,10 +7,10 @@ from pathlib import Path
 from test_fetch import http_source, kb, records, run
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.config import load_sources
-from wikic.layer1 import LAYER1
-from wikic.transform import transform
+from wikic.cli.app import app
+from wikic.core.config import load_sources
+from wikic.transform.layer1 import LAYER1
+from wikic.transform.run import transform
 
 runner = CliRunner()
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from wikic.cli import app
-from wikic.layer0 import LAYER0, MANIFEST
+from wikic.cli.app import app
+from wikic.fetch.layer0 import LAYER0, MANIFEST
 
 runner = CliRunner()
 

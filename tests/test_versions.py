@@ -9,13 +9,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from wikic.ask import Lookup
-from wikic.cli import app
-from wikic.lint import check
-from wikic.markdown import split_sections
-from wikic.models import SourceDoc
-from wikic.versions import resolve_supersedes, version_chains, version_of
-from wikic.wikischema import VersionChain
+from wikic.check.run import check
+from wikic.cli.app import app
+from wikic.compile.schema import VersionChain
+from wikic.compile.versions import resolve_supersedes, version_chains, version_of
+from wikic.core.markdown import split_sections
+from wikic.core.models import SourceDoc
+from wikic.lookup.ask import Lookup
 
 runner = CliRunner()
 

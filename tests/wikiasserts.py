@@ -8,9 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from wikic.draft import parse_citations
-from wikic.layer1 import load_layer1
-from wikic.markdown import anchors, code_lines
+from wikic.compile.draft import parse_citations
+from wikic.core.markdown import anchors, code_lines
+from wikic.transform.layer1 import load_layer1
 
 
 def pages(root: Path) -> dict[str, str]:
@@ -102,7 +102,7 @@ def assert_reachable_from_index(root: Path) -> None:
 
 def planned(root: Path) -> list:
     """The page specs the planner makes for a KB (what a full compile writes)."""
-    from wikic.plan import plan
-    from wikic.wikischema import load_wiki_schema
+    from wikic.compile.pageplan import plan
+    from wikic.compile.schema import load_wiki_schema
 
     return plan(load_layer1(root), load_wiki_schema(root)).pages

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wikic.coverage import cited_texts, lines_of, measure
-from wikic.layer1 import load_layer1
+from wikic.compile.coverage import cited_texts, lines_of, measure
+from wikic.transform.layer1 import load_layer1
 
 
 def _pages(root: Path) -> dict[str, str]:

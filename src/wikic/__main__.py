@@ -1,5 +1,5 @@
 """``python -m wikic`` runs the command line."""
 
-from .entry import main
+from .cli.main import main
 
 main()

@@ -1,0 +1,95 @@
+"""Citations: uncited-sentence, unsupported-citation and superseded-citation."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+
+from ..compile.draft import SUPERSEDED_MARK
+from ..compile.pageplan import current_of
+from ..compile.versions import is_superseded, section_key
+from ..core.facts import fact_for_label, is_bookkeeping
+from .findings import Finding, finding, short
+from .pages import Statement
+from .state import KB
+
+
+def rule_citations(kb: KB) -> Iterator[Finding]:
+    """uncited-sentence, unsupported-citation and superseded-citation."""
+    for page in kb.content_pages:
+        uncited_rows: dict[int, list[str]] = defaultdict(list)
+        for st in page.statements:
+            if not st.cites:
+                if st.kind == "cell":
+                    uncited_rows[st.line].append(st.label)
+                else:
+                    yield finding(
+                        "uncited-sentence",
+                        page.path,
+                        st.line,
+                        f"no citation: {short(st.text)!r}; cite the layer-1 section that says it",
+                    )
+                continue
+            if any(kb.verifier.resolve(c) for c in st.cites):
+                continue  # reported as broken-link
+            for c in st.cites:
+                if is_superseded(c.path, c.anchor, kb.superseded_by) and not st.in_note:
+                    old = c.path if c.path in kb.superseded_by else section_key(c.path, c.anchor)
+                    current = current_of(old, kb.superseded_by)
+                    yield finding(
+                        "superseded-citation",
+                        page.path,
+                        st.line,
+                        f"cites {old}, superseded by {current}; cite the current version "
+                        f"(older ones belong in a '> {SUPERSEDED_MARK}' note)",
+                    )
+            result = kb.verifier.check(st.text, st.cites)
+            if not result.ok:
+                yield finding(
+                    "unsupported-citation",
+                    page.path,
+                    st.line,
+                    f"{short(st.text)!r}: {result.reason}",
+                )
+                continue
+            wrong = misstated_field(kb, st)
+            if wrong:
+                yield finding("unsupported-citation", page.path, st.line, wrong)
+        for line, labels in sorted(uncited_rows.items()):
+            yield finding(
+                "uncited-sentence",
+                page.path,
+                line,
+                f"table cells without a citation: {', '.join(labels[:4])}"
+                + (" …" if len(labels) > 4 else ""),
+            )
+
+
+_FACT = re.compile(r"^([^:;]{1,60}):\s+(.+)$")
+
+
+def misstated_field(kb: KB, st: Statement) -> str | None:
+    """A fact restated from a frontmatter field of its cited document (a fact-list line 'Row
+    spacing: 25', several joined by '; ', or a table cell in a 'Row spacing' column or row that
+    the cited section's text does not quote) that states another value than the field."""
+    if any(c.path not in kb.docs for c in st.cites):
+        return None  # a file that cannot be read: unreadable-source says so
+    if st.kind == "cell":
+        if any(st.text in kb.verifier.section_text(c) for c in st.cites):
+            return None  # quoted from a table in the source, verified as a quote
+        row, _, column = st.label.partition(" / ")
+        candidates = [(column, st.text), (row, st.text)]
+    else:
+        candidates = [m.group(1, 2) for part in st.text.split("; ") if (m := _FACT.match(part))]
+    for name, stated in candidates:
+        for c in st.cites:
+            doc = kb.docs.get(c.path)
+            found = fact_for_label(doc, name) if doc is not None and name else None
+            if found is None or is_bookkeeping(found[0]):
+                continue
+            key, value = found
+            if " ".join(stated.split()) != value:
+                return f"states {name}: {short(stated, 40)!r}, but {c.path} has {key}: {value!r}"
+            break
+    return None

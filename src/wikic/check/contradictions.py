@@ -1,0 +1,277 @@
+"""Contradictions: structured fields of one subject, and numbers with units in comparable sentences."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..compile.citations import stem
+from ..compile.timeline import _UNIT_WORDS, quantities
+from ..core.markdown import STOPWORDS, content_words, github_slug, plain_inline
+from ..core.models import SourceDoc
+from .findings import WARNING, Finding, finding, short
+from .state import KB
+
+_NOT_FACTS = {
+    "title",
+    "source",
+    "id",
+    "url",
+    "updated_at",
+    "published_at",
+    "created_at",
+    "generated_by",
+    "layer0",
+    "supersedes",
+    "hand_maintained",
+    "author",
+    "slug",
+    "icon",
+    "image",
+    "tags",
+    "products",
+    "category",
+    "product",
+    "section",
+    "type",
+    "device",
+    "position",
+    "order",
+    "summary",
+    "description",
+    "svg_icon",
+    "html_url",
+}
+
+
+def _fact_value(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None if value is None else str(value).lower()
+    if isinstance(value, (int, float)):
+        return f"{float(value):g}"
+    if isinstance(value, str):
+        v = " ".join(value.split())
+        if not v or len(v) > 80 or "://" in v or v.startswith("/"):
+            return None
+        try:
+            return f"{float(v):g}"
+        except ValueError:
+            return v.casefold()
+    return None
+
+
+def _fact_fields(doc: SourceDoc) -> dict[str, tuple[str, Any]]:
+    out = {}
+    for key, value in doc.meta.items():
+        if key in _NOT_FACTS or key.startswith("record_") or key.endswith(("_at", "_url", "_id")):
+            continue
+        norm = _fact_value(value)
+        if norm is not None:
+            out[key] = (norm, value)
+    return out
+
+
+def _subject_keys(doc: SourceDoc) -> list[str]:
+    keys = [f"title:{github_slug(doc.title)}"]
+    if not doc.id.isdigit():
+        keys.append(f"id:{PurePosixPath(doc.id).stem.lower()}")
+    return keys
+
+
+def rule_contradictions(kb: KB) -> Iterator[Finding]:
+    current = [d for p, d in sorted(kb.docs.items()) if p not in kb.superseded_by]
+    yield from _field_contradictions(kb, current)
+    yield from _sentence_contradictions(kb, current)
+    yield from _named_contradictions(kb)
+
+
+def _named_contradictions(kb: KB) -> Iterator[Finding]:
+    """Sources that name different things for one job (``disagree``), both sides cited."""
+    for d in kb.plan.disputes if kb.plan is not None else ():
+        yield finding(
+            "contradiction",
+            d.a.doc.path,
+            _sentence_line(kb.root, d.a.doc, d.a.text),
+            f"names {d.choice_a!r} ({short(d.a.text, 90)!r}, {d.a.doc.path}#{d.a.anchor}) but "
+            f"{d.b.doc.path}#{d.b.anchor} names {d.choice_b!r} for the same job ({short(d.b.text, 90)!r}); "
+            "review which holds, and correct one or mark the newer with 'supersedes:'",
+            WARNING,
+        )
+
+
+def _field_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]:
+    groups: dict[str, list[SourceDoc]] = defaultdict(list)
+    for d in docs:
+        for key in _subject_keys(d):
+            groups[key].append(d)
+    seen: set[tuple[str, str, str]] = set()
+    fields = {d.path: _fact_fields(d) for d in docs}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                if a.source == b.source:
+                    continue  # one API, two records: separate subjects (versions use supersedes)
+                for name in sorted(fields[a.path].keys() & fields[b.path].keys()):
+                    (va, raw_a), (vb, raw_b) = fields[a.path][name], fields[b.path][name]
+                    if va == vb or (a.path, b.path, name) in seen:
+                        continue
+                    seen.add((a.path, b.path, name))
+                    yield finding(
+                        "contradiction",
+                        b.path,
+                        _field_line(kb.root, b.path, name),
+                        f"{name} is {raw_b!r} here but {raw_a!r} in {a.path} (both about {b.title!r}); "
+                        "correct one, or mark the newer one with 'supersedes:'",
+                    )
+
+
+def _field_line(root: Path, path: str, name: str) -> int | None:
+    try:
+        for n, line in enumerate((root / path).read_text("utf-8").split("\n"), 1):
+            if line.startswith(f"{name}:"):
+                return n
+    except OSError:
+        pass
+    return None
+
+
+_MIN_SHARED, _MIN_JACCARD, _MAX_POSTING = 4, 0.6, 300
+
+
+@dataclass
+class _Claim:
+    doc: SourceDoc
+    text: str
+    quantities: dict[str, frozenset[str]]
+    stems: frozenset[str]
+    names: frozenset[str]  # capitalised names in the sentence
+    subject: frozenset[str]  # ... and in its document's title
+
+
+_CAPITALISED = re.compile(r"\b([A-Z][A-Za-z]+(?:[ -]?(?:v?\d+(?:\.\d+)*|XL)\b)?)")
+
+
+def entities(text: str, *, title: bool = False) -> set[str]:
+    """Capitalised names, with a model number where one follows: 'Grove 6', 'Express XL'.
+
+    The first word only counts in a title, and there only with a model number or in a short title
+    ('Sprout 3', 'Spinach', but not 'Longer returns and free return shipping').
+    """
+    found = set()
+    short = len(text.split()) <= 3
+    for m in _CAPITALISED.finditer(text):
+        name = m.group(1).lower()
+        first_ok = title and (short or any(ch.isdigit() for ch in name))
+        if (m.start() > 0 or first_ok) and name not in STOPWORDS:
+            found.add(name)
+    return found
+
+
+def _claims(doc: SourceDoc) -> Iterator[_Claim]:
+    from ..compile.librarian.extract import prose_units
+
+    subject = frozenset(entities(doc.title, title=True))
+    for section in doc.sections:
+        for kind, sentence in prose_units(section.text):
+            qty = quantities(sentence)
+            if kind != "para" or not qty or len(sentence.split()) > 60:
+                continue
+            stems = frozenset(stem(w) for w in content_words(sentence) if w not in _UNIT_WORDS)
+            yield _Claim(doc, sentence, qty, stems, frozenset(entities(sentence)), subject)
+
+
+def _same_subject(a: _Claim, b: _Claim) -> bool:
+    if a.subject and b.subject and not a.subject & b.subject:
+        return bool(a.names & b.subject or b.names & a.subject)
+    return not (a.names and b.names and not a.names & b.names)
+
+
+def _sentence_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]:
+    """Comparable sentences (same unit, mostly the same words, same subject) with different values.
+
+    Candidate pairs come from an inverted index of word stems per unit, so the cost grows with the
+    number of sentences sharing words, not with the square of all sentences. A pair is resolved
+    when the later document mentions the other value (it acknowledges the change).
+    """
+    claims: list[_Claim] = []
+    for d in docs:
+        claims.extend(_claims(d))
+    full_text: dict[str, dict[str, frozenset[str]]] = {}
+    reported: set[tuple[str, str, str]] = set()
+    postings: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, c in enumerate(claims):
+        for unit in c.quantities:
+            for s in c.stems:
+                postings[(unit, s)].append(i)
+    for i, a in enumerate(claims):
+        for unit, values in a.quantities.items():
+            shared: Counter[int] = Counter()
+            for s in a.stems:
+                plist = postings[(unit, s)]
+                if len(plist) > _MAX_POSTING:
+                    continue
+                for j in plist:
+                    if j > i:
+                        shared[j] += 1
+            for j, n in shared.items():
+                if n < _MIN_SHARED:
+                    continue
+                b = claims[j]
+                if b.doc.path == a.doc.path or b.quantities[unit] & values:
+                    continue
+                if n / len(a.stems | b.stems) < _MIN_JACCARD:
+                    continue
+                if not _same_subject(a, b):
+                    continue  # about different things (Sprout 3 vs Grove 6)
+                key = tuple(sorted((a.doc.path, b.doc.path))) + (unit,)
+                if key in reported or _acknowledged(kb, a, b, unit, full_text):
+                    continue
+                reported.add(key)  # type: ignore[arg-type]
+                older, newer = sorted((a, b), key=lambda c: str(c.doc.meta.get("updated_at", "")))
+                yield finding(
+                    "contradiction",
+                    newer.doc.path,
+                    _sentence_line(kb.root, newer.doc, newer.text),
+                    f"says {_fmt(newer.quantities[unit], unit)} ({short(newer.text, 90)!r}) but "
+                    f"{older.doc.path} says {_fmt(older.quantities[unit], unit)} "
+                    f"({short(older.text, 90)!r}); if one replaces the other, add 'supersedes:' to it",
+                    WARNING,
+                )
+
+
+def _acknowledged(kb: KB, a: _Claim, b: _Claim, unit: str, cache: dict) -> bool:
+    """True when either document also states the other's value (e.g. 'replaces the 45-day policy')."""
+    for this, other in ((a, b), (b, a)):
+        q = cache.get(this.doc.path)
+        if q is None:
+            q = cache[this.doc.path] = quantities(plain_inline(this.doc.body))
+        if q.get(unit, frozenset()) & other.quantities[unit]:
+            return True
+    return False
+
+
+def _sentence_line(root: Path, doc: SourceDoc, text: str) -> int | None:
+    """The line of a document's file where a sentence starts (matched on its first words)."""
+    words = text.split()[:5]
+    if not words:
+        return None
+    try:
+        lines = (root / doc.path).read_text("utf-8").split("\n")
+    except OSError:
+        return None
+    needle = words[0]
+    for n, line in enumerate(lines, 1):
+        if needle in line and all(w.strip("*_`") in plain_inline(line) for w in words[1:3]):
+            return n
+    return None
+
+
+def _fmt(values: frozenset[str], unit: str) -> str:
+    vals = " / ".join(sorted(values, key=float))
+    return f"${vals}" if unit == "usd" else f"{vals} {unit}"

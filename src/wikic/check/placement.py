@@ -1,0 +1,65 @@
+"""Coverage and duplication: uncovered-source, duplicate-page."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+
+from ..core.markdown import github_slug
+from .findings import Finding, finding
+from .pages import WikiPage
+from .state import KB
+
+
+def rule_uncovered(kb: KB) -> Iterator[Finding]:
+    """uncovered-source: a layer-1 source no page shows, with the plan's reason."""
+    if kb.plan is not None:
+        for path, reason in sorted(kb.plan.reasons.items()):
+            if path in kb.docs:
+                yield finding("uncovered-source", path, None, f"no wiki page shows this source: {reason}")
+        return
+    used: set[str] = set()
+    for page in kb.content_pages:
+        used.update(str(s) for s in page.meta.get("sources") or [])
+        used.update(c.path for st in page.statements for c in st.cites)
+    for path in sorted(kb.docs):
+        if path not in used:
+            yield finding(
+                "uncovered-source",
+                path,
+                None,
+                "no wiki page uses this source; add schema/wiki.yaml and run 'wikic compile'",
+            )
+
+
+def rule_duplicates(kb: KB) -> Iterator[Finding]:
+    """duplicate-page: the same title, or (same page type) near-identical source sets."""
+    by_title: dict[str, list[WikiPage]] = defaultdict(list)
+    for page in kb.content_pages:
+        title = str(page.meta.get("title") or PurePosixPath(page.path).stem)
+        by_title[github_slug(title)].append(page)
+    for group in by_title.values():
+        for other in group[1:]:
+            yield finding(
+                "duplicate-page",
+                other.path,
+                None,
+                f"same title as {group[0].path} ({other.meta.get('title')!r}); give one a distinct title",
+            )
+    by_type: dict[str, list[tuple[WikiPage, frozenset[str]]]] = defaultdict(list)
+    for page in kb.content_pages:
+        srcs = frozenset(str(s) for s in page.meta.get("sources") or [])
+        if len(srcs) >= 3:
+            by_type[str(page.meta.get("type", ""))].append((page, srcs))
+    for items in by_type.values():  # pages, not sentences: a few hundred at most
+        for i, (a, sa) in enumerate(items):
+            for b, sb in items[i + 1 :]:
+                jaccard = len(sa & sb) / len(sa | sb)
+                if jaccard >= 0.8:
+                    yield finding(
+                        "duplicate-page",
+                        b.path,
+                        None,
+                        f"{jaccard:.0%} of its sources are those of {a.path}; merge the two subjects",
+                    )

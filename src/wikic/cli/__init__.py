@@ -1,0 +1,1 @@
+"""The command line: a thin typer app over the stages, and a typer-free path for search and ask."""

@@ -1,0 +1,282 @@
+"""What a librarian produces: a page draft made of cited sentences, tables and notes.
+
+Every backend returns a ``Draft``; the compile stage verifies its citations and renders it to
+Markdown. ``parse_citations`` reads them back from a rendered page (for check, trace and eval).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from ..core.markdown import escape_block_start
+from ..transform.layer1 import LAYER1
+from .links import Names, Target
+
+
+@dataclass(frozen=True, order=True)
+class Citation:
+    """A pointer to a layer-1 section: ``path`` relative to the KB root, GitHub ``anchor``."""
+
+    path: str
+    anchor: str = ""
+
+    @property
+    def label(self) -> str:
+        return _label(self.path)
+
+    def href(self, page_path: str) -> str:
+        rel = _relative_path(self.path, os.path.dirname(page_path) or ".")
+        return rel + (f"#{self.anchor}" if self.anchor else "")
+
+    def __str__(self) -> str:
+        return self.path + (f"#{self.anchor}" if self.anchor else "")
+
+
+@lru_cache(maxsize=1 << 16)  # a page cites a few sources many times; paths are plain strings
+def _label(path: str) -> str:
+    return PurePosixPath(path).relative_to(LAYER1).with_suffix("").as_posix()
+
+
+@lru_cache(maxsize=1 << 16)
+def _relative_path(path: str, start: str) -> str:
+    return os.path.relpath(path, start)
+
+    def __str__(self) -> str:
+        return self.path + (f"#{self.anchor}" if self.anchor else "")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    cites: tuple[Citation, ...]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell; label cells (row and column names) carry no citation."""
+
+    text: str
+    cites: tuple[Citation, ...] = ()
+
+
+@dataclass(frozen=True)
+class Block:
+    """``kind`` is heading | para | bullets | steps | table | note | code | links.
+
+    heading: ``text``, ``level``; para/bullets/steps: ``sentences`` (steps are numbered); table:
+    ``header`` and ``rows``; note: a superseded statement kept with its date, ``text`` is the
+    lead-in and ``sentences`` the quoted older statement; code: a source's code block, verbatim
+    in ``text`` (not prose, so not cited); links: ``links`` to other pages, after the label
+    ``text`` on one line ('Read more: …'), or one per line when there is no label.
+    """
+
+    kind: str
+    text: str = ""
+    level: int = 2
+    sentences: tuple[Sentence, ...] = ()
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[Cell, ...], ...] = ()
+    links: tuple[tuple[str, str], ...] = ()  # links: (KB-relative href, title) of other pages
+
+
+@dataclass(frozen=True)
+class Draft:
+    title: str
+    summary: str
+    keywords: tuple[str, ...]
+    blocks: tuple[Block, ...]
+    see_also: tuple[str, ...] = ()  # wiki page paths this page links to
+    stats: dict = field(default_factory=dict, compare=False)
+
+    def with_blocks(self, blocks: list[Block]) -> Draft:
+        return replace(self, blocks=tuple(blocks))
+
+
+SUPERSEDED_MARK = "**Superseded**"
+PROSE_KINDS = ("para", "bullets", "steps", "note")  # blocks made of cited sentences
+
+
+def _cite_links(cites: tuple[Citation, ...], page_path: str) -> str:
+    return " ".join(f"[{c.label}]({c.href(page_path)})" for c in sorted(set(cites)))
+
+
+def escape_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+@dataclass(frozen=True)
+class Navigation:
+    """A page's links to other pages, decided by the plan (``links``) and part of its fingerprint.
+
+    ``names``: subject name keys and the KB-relative href of their page or entry, linked at their
+    first mention in each section; ``see_also`` and ``backlinks``: (href, title) pairs listed at
+    the end; ``mentions``: per entry (a layer-1 path), the other places that name it.
+    """
+
+    names: tuple[tuple[tuple[str, ...], str], ...] = ()
+    see_also: tuple[tuple[str, str], ...] = ()
+    backlinks: tuple[tuple[str, str], ...] = ()
+    mentions: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    homes: tuple[tuple[str, str, str], ...] = ()  # (layer-1 path[#anchor], href, title) of its sources
+    # statements a newer source changed: (sentence, when it was stated, what holds now, href, title)
+    outdated: tuple[tuple[str, str, str, str, str], ...] = ()
+    # statements another source disagrees with: (sentence, href, what the other source names there)
+    disputes: tuple[tuple[str, str, str], ...] = ()
+
+    def home(self, path: str, anchor: str = "") -> tuple[str, str] | None:
+        """(href, title) of where a source (or one of its sections) is shown whole."""
+        key = f"{path}#{anchor}" if anchor else path
+        return next(((h, t) for k, h, t in self.homes if k == key), None)
+
+
+def relative(href: str, page_path: str) -> str:
+    """A KB-relative 'wiki/x.md#a' as seen from ``page_path``."""
+    path, _, anchor = href.partition("#")
+    rel = _relative_path(path, os.path.dirname(page_path) or ".") if path != page_path or not anchor else ""
+    return rel + (f"#{anchor}" if anchor else "")
+
+
+# links, bracketed text (a link inside would nest brackets), code, fact labels
+_PROTECTED = re.compile(r"\[[^\]]*\](?:\([^)]*\))?|`[^`]*`|\*\*[^*]+:\*\*")
+
+
+class _Linker:
+    """Links the first mention of each subject in a section of a page."""
+
+    def __init__(self, nav: Navigation, page_path: str):
+        self.names = Names({k: Target(href) for k, href in nav.names})
+        self.page = page_path
+        self.done: set[tuple[str, ...]] = set()
+
+    def section(self) -> None:
+        self.done = set()
+
+    def __call__(self, text: str) -> str:
+        if not self.names.targets:
+            return text
+        shut = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
+        out, pos = [], 0
+        for start, end, key in self.names.spans(text):
+            if key in self.done or any(a < end and start < b for a, b in shut):
+                continue
+            self.done.add(key)
+            href = relative(self.names.targets[key].path, self.page)
+            out += [text[pos:start], f"[{text[start:end]}]({href})"]
+            pos = end
+        return "".join(out) + text[pos:]
+
+
+def _line(prefix: str, s: Sentence, page_path: str, link=None) -> str:
+    """One sentence on its own line, after its list marker, followed by its citations; text that
+    would read as Markdown block syntax at the start of a line ('2) Grace period') is escaped."""
+    text = s.text if prefix.startswith(">") and prefix != "> " else escape_block_start(s.text)
+    if link is not None:
+        text = link(text)
+    return f"{prefix}{text} {_cite_links(s.cites, page_path)}"
+
+
+def _nav_list(title: str, items: tuple[tuple[str, str], ...], page_path: str) -> list[str]:
+    if not items:
+        return []
+    return [f"## {title}", "", *(f"- [{t}]({relative(h, page_path)})" for h, t in items), ""]
+
+
+def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> str:
+    """Markdown for a draft, citations as relative links; one sentence per line for clean diffs.
+
+    With ``nav``, the first mention of another page's subject in each section links to it, each
+    entry is followed by the other places that name it, and the page ends with 'See also' and
+    'Linked from'."""
+    nav = nav or Navigation()
+    link = _Linker(nav, page_path)
+    mentions = dict(nav.mentions)
+    entry = ""  # the layer-1 path of the entry being rendered (its facts cite it)
+    in_lead = True  # the lead belongs to no entry, though it quotes one
+    lines: list[str] = [f"# {draft.title}", ""]
+
+    def close_entry() -> None:
+        if entry and mentions.get(entry):
+            refs = ", ".join(f"[{t}]({relative(h, page_path)})" for h, t in mentions[entry])
+            lines.extend([f"Mentioned in: {refs}", ""])
+
+    for b in draft.blocks:
+        if b.kind == "heading":
+            in_lead = False
+            if b.level <= 2:
+                close_entry()
+                entry = ""
+            link.section()
+            lines += ["#" * b.level + " " + b.text, ""]
+            continue
+        if not entry and not in_lead:
+            entry = next((c.path for s in b.sentences for c in s.cites), "") or next(
+                (c.cites[0].path for r in b.rows for c in r if c.cites), ""
+            )
+        if b.kind == "para":
+            lines += [_line("", s, page_path, link) for s in b.sentences] + [""]
+        elif b.kind == "bullets":
+            lines += [_line("- ", s, page_path, link) for s in b.sentences] + [""]
+        elif b.kind == "steps":
+            lines += [_line(f"{n}. ", s, page_path, link) for n, s in enumerate(b.sentences, 1)] + [""]
+        elif b.kind == "code":
+            fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", b.text)), default=0))
+            lines += [fence, b.text, fence, ""]
+        elif b.kind == "note":
+            # The lead-in shares the first quoted sentence's line, so every line carries a citation;
+            # '{link}' in it stands for the link to what holds now.
+            text = b.text
+            for href, title in b.links:
+                text = text.replace("{link}", f"[{title}]({relative(href, page_path)})")
+            for n, s in enumerate(b.sentences):
+                lead = f"{SUPERSEDED_MARK} {text} " if n == 0 else ""
+                lines.append(_line(f"> {lead}", s, page_path))
+            lines += [""]
+        elif b.kind == "links":
+            refs = [f"[{title}]({relative(href, page_path)})" for href, title in b.links]
+            lines += ([f"{b.text}: " + ", ".join(refs)] if b.text else [f"- {r}" for r in refs]) + [""]
+        elif b.kind == "table":
+            lines.append("| " + " | ".join(escape_cell(h) for h in b.header) + " |")
+            lines.append("|" + "---|" * len(b.header))
+            for row in b.rows:
+                cells = [
+                    escape_cell(link(c.text)) + (" " + _cite_links(c.cites, page_path) if c.cites else "")
+                    for c in row
+                ]
+                lines.append("| " + " | ".join(cells) + " |")
+            lines.append("")
+    close_entry()
+    see_also = nav.see_also or tuple((p, PurePosixPath(p).stem.replace("-", " ")) for p in draft.see_also)
+    lines += _nav_list("See also", see_also, page_path)
+    lines += _nav_list("Linked from", nav.backlinks, page_path)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+CITE_LINK = re.compile(
+    r"\[([^\]]*)\]\(((?:\.\./)*(?:[\w.-]+/)*?" + LAYER1 + r"/[^)#\s]+\.md)(?:#([^)\s]*))?\)"
+)
+ANY_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def resolve_href(page_path: str, href: str) -> str:
+    """A page-relative link target as a KB-root-relative path."""
+    return _resolve(os.path.dirname(page_path), href)
+
+
+@lru_cache(maxsize=1 << 16)
+def _resolve(folder: str, href: str) -> str:
+    return PurePosixPath(os.path.normpath(os.path.join(folder, href))).as_posix()
+
+
+def parse_citations(line: str, page_path: str) -> list[Citation]:
+    out = []
+    for m in CITE_LINK.finditer(line):
+        out.append(Citation(resolve_href(page_path, m.group(2)), m.group(3) or ""))
+    return out
+
+
+def strip_citations(line: str) -> str:
+    return re.sub(r"\s+", " ", CITE_LINK.sub("", line)).strip()

@@ -1,0 +1,245 @@
+"""``wiki/index.md`` (the agents' entry point) and the append-only ``wiki/log.md``.
+
+One line per page: link, one-sentence summary, keywords. Lines are grouped by page type in a
+fixed order and sorted by title. Past the token budget, ``index.md`` becomes a two-level index
+that links per-type sub-indexes under ``wiki/index/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..core.config import Fields, load_yaml
+from ..core.errors import ConfigError
+from ..core.fsutil import atomic_write, write_if_changed
+from .librarian.extract import denied
+
+TYPE_ORDER = ("hub", "device", "comparison", "guide", "topic", "glossary", "changes")
+TYPE_HEADINGS = {
+    "hub": "Overviews",
+    "device": "Devices",
+    "comparison": "Comparisons",
+    "guide": "Guides",
+    "topic": "Topics",
+    "glossary": "Glossary",
+    "changes": "What changed",
+}
+OVERRIDES = "schema/index-overrides.yaml"
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str  # wiki/devices/x.md
+    type: str
+    title: str
+    summary: str
+    keywords: tuple[str, ...]
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token estimate (about four characters per token)."""
+    return (len(text) + 3) // 4
+
+
+def load_overrides(root: Path) -> dict[str, dict]:
+    """Reviewed index enhancements written by ``wikic tune-index``: {page path: {summary, keywords}}."""
+    path = root / OVERRIDES
+    if not path.exists():
+        return {}
+    data = load_yaml(path) or {}
+    top = Fields(data, str(path))
+    pages = top.get("pages", dict, {})
+    top.done()
+    out = {}
+    for page, value in pages.items():
+        f = Fields(value, f"{path}: pages.{page}")
+        summary = f.get("summary", str, "")
+        kws = f.get("keywords", list, [])
+        f.get("questions", list, [])  # provenance only: the eval questions that motivated it
+        f.done()
+        if not all(isinstance(k, str) for k in kws):
+            raise ConfigError(f"{path}: pages.{page}.keywords must be a list of strings")
+        out[str(page)] = {"summary": summary, "keywords": kws}
+    return out
+
+
+def apply_overrides(entries: list[Entry], overrides: dict[str, dict]) -> list[Entry]:
+    out = []
+    for e in entries:
+        o = overrides.get(e.path)
+        if o:
+            kws = tuple(dict.fromkeys([*e.keywords, *o["keywords"]]))
+            e = Entry(e.path, e.type, e.title, o["summary"] or e.summary, kws)
+        out.append(e)
+    return out
+
+
+def _line(e: Entry, from_dir: str) -> str:
+    rel = os.path.relpath(e.path, from_dir)
+    summary = " ".join(e.summary.split())
+    kws = ", ".join(e.keywords)
+    return f"- [{e.title}]({rel}) — {summary}" + (f" *Keywords:* {kws}" if kws else "")
+
+
+def _ordered(entries: list[Entry]) -> list[Entry]:
+    return sorted(
+        entries,
+        key=lambda e: (TYPE_ORDER.index(e.type) if e.type in TYPE_ORDER else 99, e.title.lower(), e.path),
+    )
+
+
+HEADER = (
+    "# Wiki index\n\n"
+    "Start here. Each line links one page, says what it covers and lists the words people search for. "
+    "Every sentence in a page cites the source section that says it.\n"
+)
+
+
+SUMMARY_CHARS = 160
+KEYWORDS = 8
+_CLEAN_KEYWORD = re.compile(r"^[a-z][a-z0-9.+-]*(?: [a-z0-9][a-z0-9.+-]*){0,3}$")
+
+
+def clean_entry(e: Entry) -> Entry:
+    """An index line within its limits whatever wrote it: a one-sentence summary of at most 160
+    characters, and at most 8 keywords of letters and digits (no punctuation fragments, nothing
+    on the deny list)."""
+    summary = " ".join(e.summary.split())
+    if len(summary) > SUMMARY_CHARS:
+        cut = summary[: SUMMARY_CHARS - 1]
+        summary = cut[: cut.rfind(" ")].rstrip(" ,;:") + "…" if " " in cut else cut + "…"
+    kws = []
+    for k in e.keywords:
+        k = " ".join(str(k).lower().split())
+        if _CLEAN_KEYWORD.match(k) and not denied(k) and k not in kws:
+            kws.append(k)
+    return Entry(e.path, e.type, e.title, summary, tuple(kws[:KEYWORDS]))
+
+
+def _section(t: str, items: list[Entry], from_dir: str) -> str:
+    return f"\n## {TYPE_HEADINGS.get(t, t.title())}\n\n" + "\n".join(_line(e, from_dir) for e in items) + "\n"
+
+
+def render_index(entries: list[Entry], budget: int) -> dict[str, str]:
+    """{wiki-relative path: text} for index.md and, past the budget, its sub-indexes.
+
+    Past the budget, the largest groups move to sub-indexes under ``wiki/index/`` (split into
+    parts that each fit the budget) until index.md fits: the small groups (overviews, devices,
+    guides) stay on the first page an agent reads."""
+    entries = _ordered([clean_entry(e) for e in entries])
+    by_type: dict[str, list[Entry]] = {}
+    for e in entries:
+        by_type.setdefault(e.type, []).append(e)
+    text = HEADER + "".join(_section(t, items, "wiki") for t, items in by_type.items())
+    if estimate_tokens(text) <= budget:
+        return {"wiki/index.md": text}
+    files: dict[str, str] = {}
+    split: dict[str, list[str]] = {}  # type → lines linking its sub-index parts
+    for t in sorted(by_type, key=lambda t: -estimate_tokens(_section(t, by_type[t], "wiki"))):
+        top = (
+            HEADER
+            + SPLIT_NOTE
+            + "".join("".join(split[x]) if x in split else _section(x, by_type[x], "wiki") for x in by_type)
+        )
+        if estimate_tokens(top) <= budget:
+            break
+        split[t] = _sub_indexes(t, by_type[t], budget, files)
+    files["wiki/index.md"] = (
+        HEADER
+        + SPLIT_NOTE
+        + "".join("".join(split[x]) if x in split else _section(x, by_type[x], "wiki") for x in by_type)
+    )
+    return files
+
+
+SPLIT_NOTE = "\nSome groups are listed on pages of their own to keep this page within its token budget.\n"
+
+
+def _sub_indexes(t: str, items: list[Entry], budget: int, files: dict[str, str]) -> list[str]:
+    """Write one group's lines to ``wiki/index/<type>s[-n].md`` parts; returns the top-level lines."""
+    heading = TYPE_HEADINGS.get(t, t.title())
+    chunks: list[list[Entry]] = [[]]
+    for e in items:
+        candidate = chunks[-1] + [e]
+        body = "\n".join(_line(x, "wiki/index") for x in candidate)
+        if chunks[-1] and estimate_tokens(body) > budget - 200:
+            chunks.append([e])
+        else:
+            chunks[-1] = candidate
+    out = [f"\n## {heading}\n\n"]
+    for n, chunk in enumerate(chunks, 1):
+        name = f"{t}s" + (f"-{n}" if len(chunks) > 1 else "")
+        files[f"wiki/index/{name}.md"] = (
+            f"# {heading}" + (f" (part {n} of {len(chunks)})" if len(chunks) > 1 else "") + "\n\n"
+            "[Back to the index](../index.md)\n\n" + "\n".join(_line(e, "wiki/index") for e in chunk) + "\n"
+        )
+        label = heading + (f" {n}" if len(chunks) > 1 else "")
+        out.append(f"- [{label}](index/{name}.md) — {len(chunk)} pages: {series_list(chunk)}\n")
+    return out
+
+
+SERIES_CHARS = 600  # of a sub-index's line on index.md
+
+
+def series_list(entries: list[Entry], limit: int = SERIES_CHARS) -> str:
+    """What a sub-index lists, by series: 'App (2), Assembly, Full-sun crops (8), …' (a series is
+    a title's part before ':' without its number), cut at about ``limit`` characters."""
+    counts: dict[str, int] = {}
+    for e in entries:
+        name = re.sub(r"\s+\d+$", "", e.title.split(":", 1)[0]).strip() or e.title
+        counts[name] = counts.get(name, 0) + 1
+    out = ""
+    for name, n in counts.items():
+        item = name + (f" ({n})" if n > 1 else "")
+        if out and len(out) + len(item) > limit:
+            return out + ", …"
+        out += (", " if out else "") + item
+    return out
+
+
+def write_index(root: Path, files: dict[str, str]) -> list[str]:
+    """Write index files that changed and delete sub-indexes no longer needed; returns changed paths."""
+    changed = [p for p, text in sorted(files.items()) if write_if_changed(root / p, text)]
+    sub = root / "wiki" / "index"
+    if sub.is_dir():
+        for p in sorted(sub.glob("*.md")):
+            rel = p.relative_to(root).as_posix()
+            if rel not in files:
+                p.unlink()
+                changed.append(rel)
+    return changed
+
+
+def build_date() -> str:
+    """Today's date, or SOURCE_DATE_EPOCH's for reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    ts = float(epoch) if epoch and epoch.isdigit() else time.time()
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d")
+
+
+def log_entry(added: int, changed: int, removed: int, sources: list[str], extra: str = "") -> str:
+    """One greppable entry: ``## [YYYY-MM-DD] compile | +a ~b -c pages | sources: …``."""
+    names = ", ".join(sources) if sources else "none"
+    entry = f"\n## [{build_date()}] compile | +{added} ~{changed} -{removed} pages | sources: {names}\n"
+    if extra:
+        entry += f"\n{extra.rstrip()}\n"
+    return entry
+
+
+def append_log(root: Path, entry: str) -> bool:
+    """Append ``entry`` to ``wiki/log.md`` unless the log already ends with it (a run that died
+    after logging); returns whether it was appended."""
+    path = root / "wiki" / "log.md"
+    try:
+        old = path.read_text("utf-8")
+    except FileNotFoundError:
+        old = "# Compile log\n\nOne entry per compile that changed the wiki. Append-only.\n"
+    if old.rstrip("\n").endswith(entry.rstrip("\n")):
+        return False
+    atomic_write(path, old.rstrip("\n") + "\n" + entry)
+    return True

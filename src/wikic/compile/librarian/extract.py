@@ -1,0 +1,765 @@
+"""Building blocks every backend shares: quotable prose units, spec and comparison tables,
+and notes for superseded sources. All are supported by construction: they quote the source or
+restate one of its structured fields, and cite the section that says it."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import cached_property
+
+from ...core.bm25 import tokens
+from ...core.facts import aliases as field_aliases
+from ...core.facts import facts as field_facts
+from ...core.facts import field_label, format_value, is_unknown, plural_stem, prose_fields, restated_field
+from ...core.markdown import (
+    Section,
+    code_lines,
+    heading,
+    is_table_start,
+    plain_inline,
+    readable,
+    split_sentences,
+    table_cells,
+    words,
+)
+from ...core.models import SourceDoc
+from ..citations import stem
+from ..draft import Block, Cell, Citation, Sentence
+from ..safety import suspicious
+
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
+_META_FIELDS = {
+    "title",
+    "source",
+    "id",
+    "url",
+    "updated_at",
+    "generated_by",
+    "layer0",
+    "hand_maintained",
+    "device",
+    "supersedes",
+    "products",
+    "tags",
+    "category",
+    "image",
+    "icon",
+    "slug",
+}
+
+
+def prose_units(text: str) -> list[tuple[str, str]]:
+    """Quotable units of a section as (kind, text): 'para' sentences and 'bullet' list items.
+
+    Code, tables, HTML blocks and image-only lines are skipped; inline Markdown is flattened.
+    """
+    units: list[tuple[str, str]] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            for s in split_sentences(plain_inline(_IMAGE.sub("", " ".join(para)))):
+                if _quotable(s):
+                    units.append(("para", s))
+            para.clear()
+
+    for _, line, code in code_lines(text.split("\n")):
+        stripped = line.strip()
+        if code or stripped.startswith(("|", "<", "#", ">")) or not stripped:
+            flush()
+            continue
+        m = _LIST.match(line)
+        if m:
+            flush()
+            item = plain_inline(_IMAGE.sub("", m.group(1)))
+            if _quotable(item):
+                units.append(("bullet", " ".join(item.split())))
+            continue
+        para.append(stripped)
+    flush()
+    return units
+
+
+def _quotable(s: str) -> bool:
+    n = len(s.split())
+    return 3 <= n <= 80 and bool(re.search(r"[^\W\d_]", s)) and not s.rstrip().endswith(":")
+
+
+def section_blocks(doc: SourceDoc, section: Section, limit: int, table_rows: int = 12) -> list[Block]:
+    """Up to ``limit`` quoted units of one section, as paragraph and bullet blocks; a section with
+    no prose but a table yields the table's first rows, each fact cell citing the section."""
+    cite = (Citation(doc.path, section.anchor),)
+    blocks: list[Block] = []
+    units = prose_units(section.text)
+    if not units and table_rows:
+        for sec, header, rows in source_tables(doc):
+            if sec is section and rows and any(header):
+                width = len(header)
+                body = tuple(
+                    tuple(
+                        Cell(c) if i == 0 else Cell(c, cite) if c else Cell("")
+                        for i, c in enumerate((row + [""] * width)[:width])
+                    )
+                    for row in rows[:table_rows]
+                )
+                return [Block("table", header=tuple(header), rows=body)]
+    for kind, text in units[:limit]:
+        sentence = Sentence(text, cite)
+        block_kind = "bullets" if kind == "bullet" else "para"
+        if blocks and blocks[-1].kind == block_kind:
+            blocks[-1] = Block(block_kind, sentences=blocks[-1].sentences + (sentence,))
+        else:
+            blocks.append(Block(block_kind, sentences=(sentence,)))
+    return blocks
+
+
+_ORDERED = re.compile(r"^\s*\d+[.)]\s+")
+_RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$")
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _has_letters(text: str) -> bool:
+    return bool(_LETTER.search(text))
+
+
+def section_content(doc: SourceDoc, section: Section) -> list[Block]:
+    """Everything a section says, in order and whole: every sentence of its paragraphs, every
+    list item (numbered lists stay numbered steps), every table row, and code blocks verbatim.
+
+    Only what carries no text is left out: images, HTML-only lines and rules. Sentences and list
+    items cite the section; so does every table cell but the row label.
+    """
+    cite = (Citation(doc.path, section.anchor),)
+    blocks: list[Block] = []
+    para: list[str] = []
+    items: list[list[str]] = []  # the open list's items, each a list of its lines
+    ordered = [False]
+    code: list[str] = []
+
+    def flush_para() -> None:
+        if para:
+            text = plain_inline(_IMAGE.sub("", " ".join(para)))
+            sentences = tuple(Sentence(s, cite) for s in split_sentences(text) if _has_letters(s))
+            if sentences:
+                blocks.append(Block("para", sentences=sentences))
+            para.clear()
+
+    def flush_list() -> None:
+        if items:
+            texts = [" ".join(plain_inline(_IMAGE.sub("", " ".join(i))).split()) for i in items]
+            sentences = tuple(Sentence(x, cite) for x in texts if _has_letters(x))
+            if sentences:
+                blocks.append(Block("steps" if ordered[0] else "bullets", sentences=sentences))
+            items.clear()
+
+    lines = readable(section.text).split("\n")
+    i = 0
+    marked = list(code_lines(lines))
+    while i < len(marked):
+        _, line, in_code = marked[i]
+        stripped = line.strip()
+        if in_code:
+            flush_para()
+            flush_list()
+            code.append(line)
+            if i + 1 == len(marked) or not marked[i + 1][2]:
+                body = "\n".join(code[1:-1] if len(code) > 1 and _FENCE_LINE.match(code[-1]) else code[1:])
+                if body.strip():
+                    blocks.append(Block("code", text=body))
+                code.clear()
+            i += 1
+            continue
+        if i + 1 < len(marked) and not marked[i + 1][2] and is_table_start(stripped, marked[i + 1][1]):
+            flush_para()
+            flush_list()
+            header = table_cells(stripped)
+            rows = []
+            i += 2
+            while i < len(marked) and "|" in marked[i][1] and not marked[i][2]:
+                rows.append(table_cells(marked[i][1]))
+                i += 1
+            width = len(header)
+            body_rows = tuple(
+                tuple(
+                    Cell(c) if n == 0 else Cell(c, cite) if _has_letters(c) or c.strip(" -—–") else Cell(c)
+                    for n, c in enumerate((row + [""] * width)[:width])
+                )
+                for row in rows
+                if any(row)
+            )
+            if body_rows:
+                blocks.append(Block("table", header=tuple(header), rows=body_rows))
+            continue
+        m = _LIST.match(line)
+        if m:
+            flush_para()
+            is_ordered = bool(_ORDERED.match(line))
+            if items and is_ordered != ordered[0] and not line.startswith((" ", "\t")):
+                flush_list()
+            if not items:
+                ordered[0] = is_ordered
+            items.append([m.group(1)])
+            i += 1
+            continue
+        if not stripped or _RULE.match(stripped):
+            flush_para()
+            nxt = next((x[1] for x in marked[i + 1 :] if x[1].strip()), "")
+            if items and not _LIST.match(nxt) and not nxt.startswith((" ", "\t")):
+                flush_list()
+            i += 1
+            continue
+        if items and (line.startswith((" ", "\t")) or para == []) and not _has_text_start(stripped):
+            items[-1].append(stripped)  # a list item's continuation line
+            i += 1
+            continue
+        flush_list()
+        text = stripped.lstrip(">").strip() if stripped.startswith(">") else stripped
+        if text and _has_letters(plain_inline(_IMAGE.sub("", text))):
+            para.append(text)
+        else:
+            flush_para()
+        i += 1
+    flush_para()
+    flush_list()
+    return blocks
+
+
+def heading_level(entry_level: int, section: Section) -> int:
+    """A source heading's level on the page: under the entry's heading, H1 and H2 alike one below
+    it, deeper headings keeping their depth, never past H6."""
+    return min(6, entry_level + max(1, section.level - 1))
+
+
+def is_title_section(doc: SourceDoc, section: Section) -> bool:
+    """The section under the document's own H1 title: its text is the entry's opening, unheaded."""
+    return not section.heading or (section.level == 1 and section.heading == doc.title)
+
+
+FOOTER_FACTS = 3  # up to this many facts close an entry; more open it, as an infobox
+
+
+def home_blocks(
+    doc: SourceDoc, entry_level: int = 2, show: tuple[str, ...] = (), hide: tuple[str, ...] = ()
+) -> list[Block]:
+    """A source rendered completely, for its home: its long text fields as prose, its other
+    fields as a cited fact list, then every section in source order (sub-headings kept one level
+    below the entry). List items that restate a frontmatter field (a details list rendered by
+    transform) are left to the fact list, so no fact is stated twice."""
+    first = next((s.anchor for s in doc.sections if s.anchor), "")
+    top = Citation(doc.path, first)
+    blocks: list[Block] = []
+    for _, text in prose_fields(doc, hide):
+        for para in re.split(r"\n\s*\n", text):
+            sentences = tuple(
+                Sentence(s, (top,)) for s in split_sentences(plain_inline(para)) if _has_letters(s)
+            )
+            if sentences:
+                blocks.append(Block("para", sentences=sentences))
+    listed = field_facts(doc, show, hide)
+    infobox = len(listed) > FOOTER_FACTS
+    fact_list = fact_table(doc, listed) if listed else None
+    if infobox:  # a record mostly made of fields (an encyclopedia entry) opens with them
+        blocks.append(fact_list)
+    for section in doc.sections:
+        body = [_without_restated(doc, b) for b in section_content(doc, section)]
+        body = [b for b in body if b is not None]
+        if not body:
+            continue
+        if not is_title_section(doc, section):
+            blocks.append(Block("heading", text=section.heading, level=heading_level(entry_level, section)))
+        blocks.extend(body)
+    if fact_list is not None and not infobox:  # a few labels (category, tags) close the entry
+        blocks.append(fact_list)
+    return blocks
+
+
+def fact_table(doc: SourceDoc, listed: list) -> Block:
+    """A source's fields as a two-column infobox, each value citing the section that states it
+    (the document's first section when only the frontmatter does)."""
+    rows = tuple((Cell(f.label), Cell(f.value, (cite_field(doc, doc.meta[f.key]),))) for f in listed)
+    return Block("table", header=("Fact", "Value"), rows=rows)
+
+
+def _without_restated(doc: SourceDoc, block: Block) -> Block | None:
+    if block.kind not in ("bullets", "steps"):
+        return block
+    kept = tuple(s for s in block.sentences if restated_field(doc, s.text) is None)
+    return Block(block.kind, sentences=kept) if kept else None
+
+
+_FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})\s*$")
+
+
+def _has_text_start(line: str) -> bool:
+    """A line that starts a paragraph of its own after a list (not an item's continuation)."""
+    return line.startswith((">", "|", "<")) or bool(heading(line))
+
+
+def lead_section(doc: SourceDoc) -> Section | None:
+    for s in doc.sections:
+        if prose_units(s.text):
+            return s
+    return None
+
+
+def cite_field(doc: SourceDoc, value: object) -> Citation:
+    """The section that states a structured value (a details list restating the field, else prose
+    holding a value distinctive enough to be this one), else the document's first section, whose
+    cited text includes the frontmatter."""
+    needle = format_value(value).lower()
+    sections = [s for s in doc.sections if s.anchor]
+    for s in sections:
+        for line in s.text.split("\n"):
+            item = _LIST.match(line)
+            text = plain_inline(item.group(1)) if item else ""
+            if needle and needle in text.lower() and restated_field(doc, text) is not None:
+                return Citation(doc.path, s.anchor)
+    if len(needle) >= 3:
+        for s in sections:
+            if needle in plain_inline(s.text).lower():
+                return Citation(doc.path, s.anchor)
+    return Citation(doc.path, sections[0].anchor if sections else "")
+
+
+def spec_fields(doc: SourceDoc, wanted: tuple[str, ...] = ()) -> list[str]:
+    if wanted:
+        return [f for f in wanted if f in doc.meta]
+    return [
+        k
+        for k, v in doc.meta.items()
+        if k not in _META_FIELDS
+        and not k.startswith("record_")
+        and not isinstance(v, dict)
+        and (not isinstance(v, str) or len(v) <= 80)
+        and v not in (None, "", [])
+    ]
+
+
+def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...]) -> Block:
+    out = []
+    for name, doc in rows:
+        cells = [Cell(name)]
+        for f in fields:
+            value = doc.meta.get(f)
+            if is_unknown(value):  # 0, '' and null mean the record does not know
+                cells.append(Cell("—"))
+            else:
+                cells.append(Cell(format_value(value), (cite_field(doc, value),)))
+        out.append(tuple(cells))
+    return Block("table", header=("Name", *(field_label(f) for f in fields)), rows=tuple(out))
+
+
+def superseded_notes(older: list[SourceDoc], current: SourceDoc | None = None) -> list[Block]:
+    """For each older version (newest first) a note with its date, quoting what it said that a
+    newer version does not say any more, citing it."""
+    if not older:
+        return []
+    said = (
+        {" ".join(s.text.split()) for b in _all_content(current) for s in b.sentences} if current else set()
+    )
+    notes = []
+    for old in older:
+        sentences: list[Sentence] = []
+        for b in _all_content(old):
+            for s in b.sentences:
+                key = " ".join(s.text.split())
+                if restated_field(old, s.text) is None and key not in said:
+                    sentences.append(s)
+                    said.add(key)
+        listed = field_facts(old)
+        if listed:  # what the older version was filed under, in one line
+            first = next((s.anchor for s in old.sections if s.anchor), "")
+            text = "; ".join(f.text for f in listed)
+            if text not in said:
+                sentences.append(Sentence(text, (Citation(old.path, first),)))
+        if not sentences:
+            continue
+        when = old.meta.get("updated_at", "an unknown date")
+        notes.append(Block("note", text=f"(earlier version, updated {when}):", sentences=tuple(sentences)))
+    return notes
+
+
+def _all_content(doc: SourceDoc) -> list[Block]:
+    return [b for section in doc.sections for b in section_content(doc, section)]
+
+
+PUBLISHED_FIELDS = ("published_at", "published", "date")
+
+
+def dated_title(doc: SourceDoc) -> str:
+    """A dated source (a post, a release note) is headed with its date, so a reader sees which of
+    two posts is newer; undated reference entries keep their plain title."""
+    for name in PUBLISHED_FIELDS:
+        value = doc.meta.get(name)
+        if value:
+            return f"{doc.title} ({str(value)[:10]})"
+    return doc.title
+
+
+class Vocabulary:
+    """Document frequencies over every layer-1 document of a compile, counted on first use and
+    shared by its pages (so distinctive keywords cost one pass over the corpus)."""
+
+    def __init__(self, docs: Iterable[SourceDoc]):
+        self._docs = list(docs)
+
+    @cached_property
+    def frequencies(self) -> tuple[int, Counter]:
+        df: Counter = Counter()
+        for d in self._docs:
+            df.update(set(tokens(d.title + " " + d.body)))
+        return max(1, len(self._docs)), df
+
+
+def aliases(doc: SourceDoc) -> list[str]:
+    """Other names a source gives its subject (e.g. ``common_names``), which users search by."""
+    return field_aliases(doc.meta)
+
+
+_KEYWORD = re.compile(r"^[a-z][a-z-]*[a-z]$")
+_LOWER_WORD = re.compile(r"\b[a-z][a-z-]+\b")
+_CAPITALISED_WORD = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+)\b")
+
+
+def keywords(
+    texts: list[str],
+    n: int = 8,
+    extra: tuple[str, ...] = (),
+    vocabulary: Vocabulary | None = None,
+) -> tuple[str, ...]:
+    """Index keywords: the given names first, then the page's most distinctive words (frequent
+    here, rare in the corpus). Only clean words count: letters (and inner hyphens), no numbers or
+    fragments, nothing on the deny list, and no word the page only ever writes capitalised
+    mid-sentence unless its title or headings do too (that is a person's or a place's name)."""
+    head = " ".join(texts[:1])
+    capitalised = Counter(m.group(1).lower() for x in texts for m in _CAPITALISED_WORD.finditer(x))
+    lowered = Counter(w for x in texts for w in _LOWER_WORD.findall(x))
+    proper = {w for w in capitalised if not lowered[w]} - set(words(head))
+    counts = Counter(
+        t for text in texts for t in tokens(text) if len(t) > 2 and _KEYWORD.match(t) and t not in proper
+    )
+    if vocabulary is not None:
+        total, df = vocabulary.frequencies
+        score = {t: (1 + math.log(c)) * math.log(1 + total / (1 + df.get(t, 0))) for t, c in counts.items()}
+    else:
+        score = dict(counts)
+    given = [e.lower() for e in extra if not denied(e)]
+    inside = {w for e in given for w in words(e)}  # 'grove' says nothing 'grove 6' does not
+    ranked = [
+        t
+        for t, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
+        if not denied(t) and t not in inside
+    ]
+    return tuple(list(dict.fromkeys([*given, *ranked]))[:n])
+
+
+# Words never offered as keywords: profanity and slurs, which record fields (a crop's list of
+# common names, say) sometimes carry. Kept short on purpose; a KB can hide a field with facts.hide.
+DENIED = frozenset(
+    "fuck fucking shit crap damn bitch bastard ass arse asshole dick cock penis vagina pussy cunt "
+    "slut whore porn sex sexy nazi hillbilly redneck retard retarded".split()
+)
+
+
+_LETTERS = re.compile(r"[a-z]+")
+
+# Words of courtesy that comment threads and letters are full of; nobody searches by them.
+COURTESY = frozenset("thank thanks thx please sorry hello hey welcome cheers regards congrats".split())
+
+
+def denied(keyword: str) -> bool:
+    return any(w in DENIED or w in COURTESY for w in _LETTERS.findall(keyword.lower()))
+
+
+def source_tables(doc: SourceDoc):
+    """Yield (section, header cells, data rows) for every Markdown table in a document."""
+    for section in doc.sections:
+        lines = section.text.split("\n")
+        i = 0
+        while i < len(lines) - 1:
+            if is_table_start(lines[i], lines[i + 1]):
+                header = table_cells(lines[i])
+                rows = []
+                j = i + 2
+                while j < len(lines) and "|" in lines[j]:
+                    rows.append(table_cells(lines[j]))
+                    j += 1
+                yield section, header, rows
+                i = j
+            else:
+                i += 1
+
+
+def _names_match(cell: str, names: tuple[str, ...], brand: str = "") -> bool:
+    text = " ".join(cell.lower().replace("(", " ").replace(")", " ").split())
+    for name in names:
+        n = " ".join(name.lower().replace("(", " ").replace(")", " ").split())
+        if text == n or (brand and text == f"{brand.lower()} {n}"):
+            return True
+    return False
+
+
+def device_facts(device: dict, docs: list[SourceDoc]) -> list[tuple[str, str, Citation]]:
+    """(label, value, citation) facts about a device: its spec pages' frontmatter fields, then the
+    rows of source tables whose first cell names the device."""
+    facts: list[tuple[str, str, Citation]] = []
+    seen: set[str] = set()
+    spec_refs = tuple(device.get("sources") or ())
+    names = tuple(device.get("match") or ()) + (device["title"],)
+    for doc in docs:
+        if any(doc.answers_to(r) for r in spec_refs):
+            for f in spec_fields(doc, tuple(device.get("fields") or ())):
+                if f not in seen:
+                    seen.add(f)
+                    facts.append((f, format_value(doc.meta[f]), cite_field(doc, doc.meta[f])))
+    for doc in docs:
+        for section, header, rows in source_tables(doc):
+            for row in rows:
+                if not row or not _names_match(row[0], names):
+                    continue
+                for label_, value in zip(header[1:], row[1:]):
+                    key = label_.strip()
+                    if key and value.strip() and key.lower() not in seen:
+                        seen.add(key.lower())
+                        facts.append((key, value.strip(), Citation(doc.path, section.anchor)))
+    return facts
+
+
+def facts_table(facts: list[tuple[str, str, Citation]]) -> Block | None:
+    if not facts:
+        return None
+    rows = tuple(
+        (Cell(field_label(k) if re.fullmatch(r"[a-z0-9_]+", k) else k), Cell(v, (c,))) for k, v, c in facts
+    )
+    return Block("table", header=("Specification", "Value"), rows=rows)
+
+
+def mentions(text: str, names: tuple[str, ...]) -> int:
+    low = text.lower()
+    return sum(len(re.findall(r"(?<!\w)" + re.escape(n.lower()) + r"(?!\w)", low)) for n in names)
+
+
+def facts_comparison(
+    rows: list[tuple[str, dict[str, tuple[str, Citation]]]], fields: tuple[str, ...]
+) -> Block:
+    """Rows of (name, {field: (value, citation)}) as a comparison table."""
+    out = []
+    for name, facts in rows:
+        lowered = {k.lower(): v for k, v in facts.items()}
+        cells = [Cell(name)]
+        for f in fields:
+            hit = facts.get(f) or lowered.get(f.lower())
+            cells.append(Cell(hit[0], (hit[1],)) if hit else Cell("—"))
+        out.append(tuple(cells))
+    return Block(
+        "table", header=("Name", *(field_label(f) if "_" in f else f for f in fields)), rows=tuple(out)
+    )
+
+
+def has_quotable(doc: SourceDoc) -> bool:
+    """Whether a document has any prose or table a page could quote (image-only pages have none)."""
+    return any(prose_units(s.text) for s in doc.sections) or any(rows for _, _, rows in source_tables(doc))
+
+
+class MentionIndex:
+    """Quotable sentences of a set of documents, indexed by word, to find where a name occurs."""
+
+    def __init__(self, docs: list[SourceDoc]):
+        self.units: list[tuple[SourceDoc, Section, str, tuple[str, ...]]] = []
+        self.postings: dict[str, list[int]] = {}
+        for doc in docs:
+            for section in doc.sections:
+                for _, text in prose_units(section.text):
+                    toks = tuple(plural_stem(w) for w in words(text))
+                    n = len(self.units)
+                    self.units.append((doc, section, text, toks))
+                    for t in set(toks):
+                        self.postings.setdefault(t, []).append(n)
+
+    def find(self, names: list[str], exclude: str, limit: int) -> list[tuple[SourceDoc, Section, str]]:
+        """Up to ``limit`` sentences naming any of ``names`` (as whole words), outside ``exclude``;
+        sentences whose section heading names it come first."""
+        hits: dict[int, bool] = {}
+        for name in names:
+            toks = tuple(plural_stem(w) for w in words(name))
+            if not toks or len(" ".join(toks)) < 4:
+                continue
+            candidates = set(self.postings.get(toks[0], ()))
+            for t in toks[1:]:
+                candidates &= set(self.postings.get(t, ()))
+            for n in candidates:
+                doc, section, _, unit = self.units[n]
+                if doc.path == exclude:
+                    continue
+                if any(unit[i : i + len(toks)] == toks for i in range(len(unit) - len(toks) + 1)):
+                    heading = tuple(plural_stem(w) for w in words(section.heading))
+                    named = any(heading[i : i + len(toks)] == toks for i in range(len(heading)))
+                    hits[n] = hits.get(n, False) or named
+        ranked = sorted(hits, key=lambda n: (not hits[n], self.units[n][0].path, n))
+        return [self.units[n][:3] for n in ranked[:limit]]
+
+
+def mention_blocks(doc: SourceDoc, mentions: list[tuple[SourceDoc, Section, str]]) -> list[Block]:
+    if not mentions:
+        return []
+    sentences = tuple(Sentence(text, (Citation(d.path, s.anchor),)) for d, s, text in mentions)
+    return [
+        Block("heading", text=f"{doc.title} elsewhere in the knowledge base", level=3),
+        Block("bullets", sentences=sentences),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Leads, summaries and keywords
+
+_PRONOUN_START = re.compile(
+    r"^(it|its|this|that|these|those|they|their|there|he|she|we|you|here|also|but|and|or|so|then|"
+    r"however|instead|otherwise|alternatively|for example|if|when|as|in addition|once|after|before|"
+    r"while|although|because|since|unless|both|each|such|other)\b",
+    re.IGNORECASE,
+)
+LEAD_SENTENCES = 2
+
+
+_THIS_NOUN = re.compile(r"^(?:this|these)\s+([^\W\d_]+)\b", re.I)
+
+
+def self_contained(text: str, subject: str = "") -> bool:
+    """A sentence that reads on its own at the top of a page: a statement of some length that does
+    not lean on what came before it ('It …', 'These …') or introduce a list ('… as follows:').
+    'This housing …' reads on its own under a ``subject`` that names a housing."""
+    words = text.split()
+    this = _THIS_NOUN.match(text)
+    named = bool(this and subject) and stem(this.group(1).lower()) in {stem(w) for w in tokens(subject)}
+    return (
+        5 <= len(words) <= 45
+        and (named or not _PRONOUN_START.match(text))
+        and not text.rstrip().endswith((":", "?"))
+        and text[:1].isupper()
+        and "**" not in text
+    )
+
+
+def take_lead(
+    blocks: list[Block], title: str, vocabulary: Vocabulary | None = None, limit: int = LEAD_SENTENCES
+) -> tuple[list[Sentence], list[Block]]:
+    """A page's lead, taken from its body: up to ``limit`` self-contained sentences that open a
+    paragraph, the most central first (sharing the most distinctive words with the page title and
+    with the page as a whole), moved out of the body so no sentence is stated twice.
+
+    Returns (lead sentences, the body without them)."""
+    candidates = []  # (block index, sentence index, sentence): the openings of the page's entries
+    opening = True
+    for bi, b in enumerate(blocks):
+        if b.kind == "heading":
+            opening = opening or b.level <= 2
+            continue
+        if b.kind == "para" and b.sentences and opening:
+            opening = False
+            for si, s in enumerate(b.sentences[:2]):
+                if suspicious(s.text):  # never opens a page; the sentence after it may
+                    continue
+                if not self_contained(s.text, title):
+                    break
+                candidates.append((bi, si, s))
+    if not candidates:  # no entry opens with a sentence that reads on its own: any such sentence
+        candidates = [
+            (bi, si, s)
+            for bi, b in enumerate(blocks)
+            if b.kind == "para"
+            for si, s in enumerate(b.sentences)
+            if self_contained(s.text, title) and not suspicious(s.text)
+        ][:1]
+    if not candidates:
+        return [], blocks
+    page_words = Counter(w for b in blocks for s in b.sentences for w in {stem(x) for x in tokens(s.text)})
+    title_words = {stem(x) for x in tokens(title)}
+    total, df = vocabulary.frequencies if vocabulary is not None else (1, Counter())
+
+    defining = re.compile(
+        r"^(?:the\s+|an?\s+)?" + re.escape(title) + r"\b.{0,40}?\b(?:is|are|was|were)\b", re.I
+    )
+
+    def score(item: tuple[int, int, Sentence]) -> tuple[bool, float, int, int]:
+        bi, si, s = item
+        toks = {stem(x) for x in tokens(s.text)}
+        rarity = {t: math.log(1 + total / (1 + df.get(t, 0))) for t in toks}
+        central = sum(rarity[t] * math.log(1 + page_words[t]) for t in toks) / (1 + len(toks))
+        named = sum(rarity[t] for t in toks & title_words)
+        return (not defining.match(s.text), -(central + 2 * named), bi, si)
+
+    chosen = sorted(candidates, key=score)[:1]
+    first_bi, first_si, _ = chosen[0]
+    nxt = next((c for c in candidates if c[0] == first_bi and c[1] == first_si + 1), None)
+    if nxt is not None and limit > 1:
+        chosen.append(nxt)  # the sentence after it, when it also reads on its own
+    taken = {(bi, si) for bi, si, _ in chosen}
+    body = []
+    for bi, b in enumerate(blocks):
+        if any(x == bi for x, _ in taken):
+            kept = tuple(s for si, s in enumerate(b.sentences) if (bi, si) not in taken)
+            if kept:
+                body.append(Block(b.kind, text=b.text, level=b.level, sentences=kept))
+            continue
+        body.append(b)
+    return [s for _, _, s in chosen], body
+
+
+def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sentence]:
+    """A self-contained sentence, among ``docs``, about one of ``names``: one whose subject it is
+    ('FarmBot Express is …') if any, else the first that names it."""
+    exact = re.compile(
+        r"\b(?:"
+        + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        + r")\b(?!\s*(?:XL|\())",
+        re.IGNORECASE,
+    )
+    first: list[Sentence] = []
+    other: list[Sentence] = []  # a list item or table cell that names it, when no sentence does
+    for doc in sorted(docs, key=lambda d: d.path):
+        for section in doc.sections:
+            for b in section_content(doc, section):
+                texts = list(b.sentences) + [
+                    Sentence(c.text, c.cites)
+                    for row in b.rows
+                    for c in row
+                    if c.cites and len(c.text.split()) >= 5
+                ]
+                for s in texts:
+                    m = exact.search(s.text)
+                    if m is None or not self_contained(s.text):
+                        continue
+                    if b.kind != "para":
+                        other = other or [s]
+                        continue
+                    if re.match(r"^(?:the\s+)?(?:\w+\s+)?$", s.text[: m.start()], re.IGNORECASE):
+                        return [s]  # the name is its subject
+                    first = first or [s]
+    return first or other
+
+
+SUMMARY_CHARS = 160
+
+
+def summary_of(sentences: list[str], limit: int = SUMMARY_CHARS) -> str:
+    """One sentence of at most ``limit`` characters: the first that fits, else the first cut at a
+    clause or word boundary (marked '…')."""
+    plain = [" ".join(plain_inline(s).split()) for s in sentences if s.strip()]
+    for s in plain:
+        if len(s) <= limit:
+            return s
+    if not plain:
+        return ""
+    s = plain[0]
+    cut = s[: limit - 1]
+    for mark in ("; ", ", ", " — ", " – ", " "):
+        i = cut.rfind(mark)
+        if i > limit // 2:
+            return cut[:i].rstrip(" ,;—–") + "…"
+    return cut.rstrip() + "…"

@@ -1,0 +1,237 @@
+"""The link graph: which subjects have a page (or an entry on one), and which pages link where.
+
+Everything here is computed from the plan and the layer-1 text, before any page is drafted, so a
+page's links are part of its fingerprint and a recompile rewrites exactly the pages whose links
+changed:
+
+- ``Names``: subject names (devices, and entries whose title is a name, like a crop or a part)
+  matched in text as whole words, longest first, plural-insensitive;
+- ``anchors``: the heading anchor of each source's entry on its home page, when it is certain
+  (a heading earlier on the page with the same slug would make GitHub number it; then the link
+  goes to the page);
+- ``see_also``: related pages ranked by links, shared sources, shared subjects and page series;
+- ``backlinks``: every page that links to a page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..core.markdown import github_slug
+from ..core.models import SourceDoc
+
+_WORD = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*")
+_QUESTION = re.compile(
+    r"^(how|what|why|when|where|which|who|can|could|do|does|did|is|are|should|will)\b", re.I
+)
+MAX_NAME_WORDS = 5
+COMMON_SHARE = 0.1  # a name in more than this share of documents is too common to link
+SEE_ALSO = 5
+
+
+@lru_cache(maxsize=1 << 16)  # a corpus has a few tens of thousands of distinct words
+def stem(word: str) -> str:
+    """'tomatoes' → 'tomato', 'berries' → 'berry', 'beans' → 'bean' (names match singular or plural)."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith("oes"):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def key_of(name: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in _WORD.findall(name))
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str  # wiki page path
+    anchor: str = ""
+
+    @property
+    def href(self) -> str:
+        return self.path + (f"#{self.anchor}" if self.anchor else "")
+
+
+class Names:
+    """Subject names → where they live; ``spans`` finds them in text, longest first."""
+
+    def __init__(self, names: dict[tuple[str, ...], Target]):
+        self.targets = names
+        found: dict[str, set[int]] = {}  # first word → the lengths of names starting with it
+        for key in names:
+            found.setdefault(key[0], set()).add(len(key))
+        self.lengths = {w: sorted(ns, reverse=True) for w, ns in found.items()}
+
+    def spans(self, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
+        """(start, end, name key) of every name in ``text``, without overlaps, in order. A name
+        written capitalised and followed by another capitalised word is part of a longer name
+        and is not this one: 'Raspberry Pi' does not name the raspberry; nor does a one-word
+        name used as a verb ('it can help')."""
+        if not self.targets:
+            return []
+        stems = [stem(w) for w in _WORD.findall(text)]
+        lengths, targets = self.lengths, self.targets
+        toks: list[re.Match] = []  # the words with their places, found once a name is
+        out = []
+        i, n = 0, len(stems)
+        while i < n:
+            for size in lengths.get(stems[i], ()):
+                key = tuple(stems[i : i + size])
+                if len(key) == size and key in targets:
+                    toks = toks or list(_WORD.finditer(text))
+                    last = toks[i + size - 1]
+                    after = toks[i + size] if i + size < n else None
+                    verb = (
+                        size == 1
+                        and i > 0
+                        and _is_verb(toks[i - 1].group(), last.group(), after.group() if after else "")
+                    )
+                    if not verb and not _continued(text, last, after):
+                        out.append((toks[i].start(), last.end(), key))
+                    i += size
+                    break
+            else:
+                i += 1
+        return out
+
+    def keys_in(self, text: str) -> set[tuple[str, ...]]:
+        """The names in ``text`` (``spans`` without positions, for scanning whole documents)."""
+        return {key for _, _, key in self.spans(text)} if self.targets else set()
+
+
+_MODALS = frozenset("can could will would shall should may might must cannot".split())
+# what follows a verb and never a noun ending a phrase: 'to help you', 'to group the plants'
+_OBJECTS = frozenset("the a an you your it its them their us our me my this that these those".split())
+
+
+def _is_verb(before: str, word: str, after: str) -> bool:
+    """Whether ``word``, a one-word name, is used as a verb: written in lowercase, not as a
+    plural, after a modal ('it can help') or after 'to' with an object next ('to help you');
+    names are nouns. 'similar to watercress' is a noun."""
+    if not word.islower() or stem(word) != word:
+        return False
+    before = before.lower()
+    return before in _MODALS or (before == "to" and after.lower() in _OBJECTS)
+
+
+def _continued(text: str, last: re.Match, after: re.Match | None) -> bool:
+    """Whether a capitalised name runs on into the next word, also capitalised, with only a
+    space between them ('Raspberry Pi')."""
+    return (
+        after is not None
+        and last.group()[0].isupper()
+        and after.group()[0].isupper()
+        and text[last.end() : after.start()] == " "
+    )
+
+
+def is_name(title: str) -> bool:
+    """Whether an entry title names a thing (a crop, a part) rather than asking or telling."""
+    words = _WORD.findall(title)
+    return (
+        0 < len(words) <= MAX_NAME_WORDS
+        and not _QUESTION.match(title)
+        and not any(ch in title for ch in "?:!;")
+        and len(" ".join(words)) >= 4
+    )
+
+
+def outline_of(entries: list[tuple[str, SourceDoc]]) -> list[tuple[str, str]]:
+    """The headings a page of entries will have, in page order, as (heading, key): each entry's
+    heading keyed by its document's path, then each section heading of that document keyed
+    'path#anchor'. A superset of what is rendered, so an anchor called certain is certain."""
+    out: list[tuple[str, str]] = []
+    for heading, doc in entries:
+        out.append((heading, doc.path))
+        out += [
+            (s.heading, f"{doc.path}#{s.anchor}")
+            for s in doc.sections
+            if s.heading and s.heading != doc.title
+        ]
+    return out
+
+
+def outline_anchors(title: str, outline: list[tuple[str, str]]) -> dict[str, str]:
+    """{key: anchor} for the headings of an outline whose slug occurs once on the page (with its
+    title), so GitHub gives them the plain slug; other keys are left out and linked as the page."""
+    counts = Counter(github_slug(h) for h, _ in outline)
+    counts[github_slug(title)] += 1
+    return {key: slug for h, key in outline if (slug := github_slug(h)) and counts[slug] == 1}
+
+
+@dataclass
+class Graph:
+    names: Names
+    links: dict[str, dict[tuple[str, ...], Target]] = field(default_factory=dict)  # page → name → target
+    see_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    backlinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def rank_see_also(
+    pages: list[str],
+    sources: dict[str, set[str]],
+    subjects: dict[str, set[tuple[str, ...]]],
+    linked: dict[str, set[str]],
+    series: dict[str, str],
+    families: dict[str, str] | None = None,
+    limit: int = SEE_ALSO,
+) -> dict[str, tuple[str, ...]]:
+    """Up to ``limit`` related pages each, best first: a page linked either way scores 3, each
+    shared source 1, each shared subject 1 (rarer subjects more), the next or previous part of
+    the same series 2, a page of the same family (its group a sibling in the source's own
+    structure) 1. A page that shares nothing with another is never listed."""
+    families = families or {}
+    holders: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for p in pages:
+        for k in subjects.get(p, ()):
+            holders[k].add(p)
+    by_source: dict[str, set[str]] = defaultdict(set)
+    for p in pages:
+        for s in sources.get(p, ()):
+            by_source[s].add(p)
+    order = {p: i for i, p in enumerate(pages)}
+    out = {}
+    for p in pages:
+        score: Counter = Counter()
+        for q in linked.get(p, ()):
+            score[q] += 3
+        for q, targets in linked.items():
+            if p in targets:
+                score[q] += 3
+        for s in sources.get(p, ()):
+            for q in by_source[s]:
+                score[q] += 1
+        for k in subjects.get(p, ()):
+            share = holders[k]
+            if len(share) <= 10:
+                for q in share:
+                    score[q] += 1 / len(share) * 2
+        if series.get(p):
+            mates = [q for q in pages if series.get(q) == series[p]]
+            i = mates.index(p)
+            for q in mates[max(0, i - 1) : i + 2]:
+                score[q] += 2
+        if families.get(p):
+            for q, fam in families.items():
+                if fam == families[p]:
+                    score[q] += 1
+        score.pop(p, None)
+        ranked = sorted((q for q, s in score.items() if s >= 1), key=lambda q: (-score[q], order[q]))
+        out[p] = tuple(ranked[:limit])
+    return out
+
+
+def backlinks(outgoing: dict[str, set[str]]) -> dict[str, tuple[str, ...]]:
+    inbound: dict[str, set[str]] = defaultdict(set)
+    for p, targets in outgoing.items():
+        for t in targets:
+            if t != p:
+                inbound[t].add(p)
+    return {p: tuple(sorted(inbound.get(p, ()))) for p in outgoing}

@@ -1,0 +1,754 @@
+"""Planning: decide which wiki pages exist and which layer-1 sources feed each.
+
+The plan is deterministic and cheap, so it is recomputed on every compile; a page's spec (its
+sources and config) is part of its fingerprint. One subject gets one page: a page is keyed by its
+type and slug, and every source is routed to the pages it touches, or reported as unplaced.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from ..core.bm25 import BM25, tokens
+from ..core.facts import facts as field_facts
+from ..core.facts import is_unknown, label, prose_fields, restated_field
+from ..core.fsutil import canonical_json, sha256_tag
+from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable
+from ..core.models import SourceDoc
+from . import versions
+from .disagreements import Disagreement, disagreements
+from .librarian.extract import (
+    _IMAGE,
+    MentionIndex,
+    aliases,
+    dated_title,
+    device_facts,
+    mentions,
+    naming_sentences,
+    self_contained,
+)
+from .links import (
+    COMMON_SHARE,
+    Names,
+    Target,
+    backlinks,
+    is_name,
+    key_of,
+    outline_anchors,
+    outline_of,
+    rank_see_also,
+)
+from .schema import Comparison, Device, Guide, TopicRule, WikiSchema
+from .timeline import Timeline, document_frequencies, sentences_of, timeline
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    type: str
+    slug: str
+    title: str
+    path: str  # wiki/<folder>/<slug>.md
+    sources: tuple[str, ...]  # layer-1 paths the page is made from
+    config: dict = field(default_factory=dict, compare=False)  # entity/guide/comparison/topic settings
+
+    @property
+    def spec_hash(self) -> str:
+        return sha256_tag(canonical_json([self.type, self.slug, self.title, self.sources, self.config]))
+
+
+@dataclass
+class Plan:
+    pages: list[PageSpec]
+    unplaced: list[str]
+    superseded_by: dict[str, str]  # layer-1 path → path of the document that replaces it
+    homes: dict[str, str] = field(default_factory=dict)  # layer-1 path → the page showing all of it
+    reasons: dict[str, str] = field(default_factory=dict)  # unplaced layer-1 path → why
+    anchors: dict[str, str] = field(default_factory=dict)  # path (or path#anchor) → anchor on its home
+    links: dict[str, dict] = field(default_factory=dict)  # page → {subject name key: links.Target}
+    see_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    backlinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # page path → title
+    timeline: Timeline = field(default_factory=Timeline)  # facts newer sources changed
+    disputes: list[Disagreement] = field(default_factory=list)  # sources naming different things for one job
+    notes: list[str] = field(default_factory=list)  # configured pages left out, and why
+
+    def target(self, path: str, anchor: str = "") -> Target | None:
+        """Where a source (or one of its sections) is shown whole: its home, at its heading."""
+        home = self.homes.get(current_of(path, self.superseded_by))
+        if home is None:
+            return None
+        key = f"{path}#{anchor}" if anchor else path
+        return Target(home, self.anchors.get(key) or self.anchors.get(path, ""))
+
+
+def slugify(text: str) -> str:
+    return github_slug(text).strip("-_")[:80] or "page"
+
+
+def current_of(path: str, superseded_by: dict[str, str]) -> str:
+    seen = set()
+    while path in superseded_by and path not in seen:
+        seen.add(path)
+        path = superseded_by[path]
+    return path
+
+
+def supersession(docs: list[SourceDoc], chains: tuple = ()) -> dict[str, str]:
+    """Map each superseded document (or ``path#anchor`` section) to the document that replaces it:
+    ``supersedes`` in frontmatter and the schema's ``versions`` chains (see ``versions.py``)."""
+    return versions.supersession(docs, chains)
+
+
+def resolve_ref(ref: str, docs: list[SourceDoc]) -> SourceDoc | None:
+    """``source:id`` (or ``source:key``, or ``source:file.md``) → document."""
+    return next((d for d in docs if d.answers_to(ref)), None)
+
+
+def device_sources(device: Device, docs: list[SourceDoc], superseded: dict[str, str]) -> list[SourceDoc]:
+    """The device's spec pages, then the sources about it: listed in ``products``, named in the
+    title, or named at least twice in the body; best first, at most 20."""
+    specs = [d for d in (resolve_ref(r, docs) for r in device.sources) if d is not None]
+    names = device.match or (device.title,)
+    scored = []
+    for d in docs:
+        if d in specs or d.path in superseded or mentions(d.title, device.exclude):
+            continue
+        products = d.meta.get("products")
+        listed = isinstance(products, list) and device.id in products
+        in_title = bool(mentions(d.title, names))
+        count = mentions(d.body, names)
+        if listed or in_title or count:
+            scored.append((not in_title, not listed, -count, d.path, d))
+    scored.sort(key=lambda t: t[:4])
+    strong = [t for t in scored if not t[0] or not t[1] or t[2] <= -2]
+    scored = strong or scored  # a device named only in passing still gets its few mentions
+    return specs + [t[-1] for t in scored[:20]]
+
+
+def comparison_rows(comp: Comparison, docs: list[SourceDoc]) -> list[SourceDoc]:
+    pool = [d for d in docs if d.source == comp.of]
+    if comp.rows:
+        wanted = set(comp.rows)
+        pool = [d for d in pool if d.id in wanted or d.key in wanted]
+    for key, want in comp.where.items():
+
+        def ok(d: SourceDoc, key: str = key, want: object = want) -> bool:
+            value = d.meta.get(key)
+            return want in value if isinstance(value, list) else str(value) == str(want)
+
+        pool = [d for d in pool if ok(d)]
+    return sorted(pool, key=lambda d: d.title.lower())
+
+
+def guide_sections(guide: Guide, docs: list[SourceDoc], superseded: dict[str, str]) -> list[tuple[str, str]]:
+    """The best (path, anchor) sections for a guide's query, at most two per document."""
+    pool = [
+        (d, s)
+        for d in docs
+        if (not guide.sources or d.source in guide.sources) and d.path not in superseded
+        for s in d.sections
+        if s.text.strip() and not versions.is_superseded(d.path, s.anchor, superseded)
+    ]
+    if not pool:
+        return []
+    index = BM25([f"{d.title} {' '.join(s.path)} {s.text}" for d, s in pool])
+    chosen: list[tuple[str, str]] = []
+    per_doc: Counter = Counter()
+    for i, _ in index.top(f"{guide.query} {guide.title}", len(pool)):
+        d, s = pool[i]
+        if per_doc[d.path] >= 2:
+            continue
+        per_doc[d.path] += 1
+        chosen.append((d.path, s.anchor))
+        if len(chosen) >= guide.limit:
+            break
+    return chosen
+
+
+def _group_value(d: SourceDoc, field_name: str) -> str:
+    value = d.meta.get(field_name)
+    if isinstance(value, list):
+        value = value[0] if value else ""
+    return str(value).strip() if value not in (None, "") else ""
+
+
+_NOT_CATEGORIES = {"title", "source", "id", "url", "slug", "description", "summary", "body", "supersedes"}
+_DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _category(value: object) -> str | None:
+    """A frontmatter value as a category label, or None when it cannot be one (numbers, dates,
+    paths and URLs, long text); a list counts by its first item."""
+    if isinstance(value, list):
+        value = value[0] if value else ""
+    if isinstance(value, bool) or not isinstance(value, str):
+        return None
+    value = value.strip()
+    if len(value) > 60 or "://" in value or value.startswith("/") or _DATE_LIKE.match(value):
+        return None
+    return value
+
+
+def group_field(docs: list[SourceDoc], target: int = 12) -> str:
+    """The frontmatter field that best splits ``docs`` into topic groups, or '' when none does.
+
+    A candidate is a categorical text field (not bookkeeping, numbers, dates or URLs) that at least
+    half the records carry, with 2 to n/3 distinct values. The best one covers the most records in
+    groups closest to ``target`` records each: coverage × exp(−|ln(mean group size / target)|).
+    """
+    if len(docs) < 4:
+        return ""
+    names = sorted({k for d in docs for k in d.meta})
+    best, best_score = "", 0.0
+    for name in names:
+        if name in _NOT_CATEGORIES or name.startswith(("record_", "layer0", "generated_by")):
+            continue
+        if name.endswith(("_at", "_url", "_id", "_date")):
+            continue
+        multi = sum(1 for d in docs if isinstance(d.meta.get(name), list) and len(d.meta[name]) > 1)
+        if multi * 2 > len(docs):
+            continue  # mostly several values each (tags): the first one is no category
+        values = [_category(d.meta.get(name)) for d in docs]
+        if any(v is None and name in d.meta for v, d in zip(values, docs, strict=True)):
+            continue  # some value is not categorical: a number, a date, a long text
+        present = [v for v in values if v]
+        distinct = len(set(present))
+        coverage = len(present) / len(docs)
+        if coverage < 0.5 or not 2 <= distinct <= max(2, len(docs) // 3):
+            continue
+        score = coverage * math.exp(-abs(math.log(len(present) / distinct / target)))
+        if score > best_score + 1e-9:
+            best, best_score = name, score
+    return best
+
+
+def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
+    """Group documents without a group field by their most distinctive shared title word."""
+    df = Counter(t for d in docs for t in set(tokens(d.title)))
+    out = {}
+    for d in docs:
+        shared = [t for t in set(tokens(d.title)) if 2 <= df[t] < max(3, len(docs) // 2)]
+        out[d.path] = max(shared, key=lambda t: (df[t], t)) if shared else ""
+    return out
+
+
+def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list[SourceDoc], str]]:
+    """The topic pages of one rule over the documents it homes: (title, members, group value), a
+    group larger than ``max_sources`` split into numbered parts."""
+    pool = [d for d in pool if d.source == rule.source]
+    groups: dict[str, list[SourceDoc]] = defaultdict(list)
+    terms = _cluster_terms(pool) if not rule.group_by else {}
+    for d in pool:
+        groups[_group_value(d, rule.group_by) if rule.group_by else terms[d.path]].append(d)
+    out = []
+    unnamed = label(rule.source)
+    if rule.group_by and any(groups) and "" in groups:
+        unnamed = f"{unnamed} without {label(rule.group_by).lower()}"
+    titles = _group_titles(sorted(groups), rule.titles, unnamed, groups)
+    for value in sorted(groups):
+        members = sorted(groups[value], key=lambda d: (d.title.lower(), d.path))
+        title = titles[value]
+        parts = -(-len(members) // rule.max_sources)  # as few pages as fit, of even size
+        cuts = [len(members) * i // parts for i in range(parts + 1)]
+        chunks = [members[a:b] for a, b in zip(cuts, cuts[1:])]
+        for n, chunk in enumerate(chunks, 1):
+            part = title
+            if len(chunks) > 1:
+                span = (
+                    chunk[0].title
+                    if chunk[0].title == chunk[-1].title
+                    else f"{chunk[0].title} to {chunk[-1].title}"
+                )
+                part = f"{title} {n}: {span}"
+            out.append((part, chunk, value))
+    return out
+
+
+_VERSION_SEGMENT = re.compile(r"^v?\d+(?:[._]\d+)*$", re.IGNORECASE)
+
+
+def _group_titles(
+    values: list[str],
+    configured: dict[str, str],
+    unnamed: str = "Other",
+    members: dict[str, list[SourceDoc]] | None = None,
+) -> dict[str, str]:
+    """Readable titles for group values: configured ones, else the last path segment (version
+    segments such as 'v1.1' skipped), widened with its parent segments while two values would
+    share a title, and written as the members write those words ('farmbot os' → 'FarmBot OS',
+    'bom' → 'BOM'). A value with no words left is titled by its one member, else ``unnamed``
+    (the source's name for a default rule)."""
+    members = members or {}
+
+    def words_of(value: str, depth: int) -> str:
+        parts = [p for p in value.split("/") if p and not _VERSION_SEGMENT.match(p)][-depth:]
+        text = " ".join(parts).replace("-", " ").replace("_", " ").strip()
+        docs = members.get(value, [])
+        if not text:
+            return docs[0].title if len(docs) == 1 and value else unnamed
+        return written_as(text, docs)
+
+    out: dict[str, str] = {}
+    depth = {v: 1 for v in values}
+    for _ in range(6):
+        out = {v: configured.get(v) or words_of(v, depth[v]) for v in values}
+        counts = Counter(out.values())
+        clashes = [v for v in values if counts[out[v]] > 1 and v not in configured]
+        if not clashes:
+            break
+        for v in clashes:
+            depth[v] += 1
+    return out
+
+
+def written_as(text: str, docs: list[SourceDoc]) -> str:
+    """``text`` as a title, each word cased as the documents write it: their titles' casing
+    ('FarmBot', 'OS'), or capitals for a short word their bodies only write in capitals ('BOM')."""
+    forms: dict[str, Counter] = defaultdict(Counter)
+    for d in docs:
+        for w in re.findall(r"[\w'’.-]+", d.title):
+            forms[w.lower()][w] += 1
+    out = []
+    for i, word in enumerate(text.split()):
+        seen = [f for f, _ in forms[word.lower()].most_common() if f != f.lower() and f != f.capitalize()]
+        if seen:
+            out.append(seen[0])  # an inner capital: 'FarmBot', 'OS'
+        elif (
+            len(word) <= 4
+            and word.isalpha()
+            and any(
+                re.search(rf"\b{word.upper()}\b", d.body) and not re.search(rf"\b{word.lower()}\b", d.body)
+                for d in docs
+            )
+        ):
+            out.append(word.upper())
+        else:
+            out.append(word.capitalize() if i == 0 else word.lower())
+    return " ".join(out)
+
+
+def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
+    superseded = supersession(docs, schema.versions)
+    pages: list[PageSpec] = []
+    used: set[str] = set()
+    folders = {name: t.folder for name, t in schema.page_types.items()}
+
+    def add(type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
+        path = f"wiki/{folders[type_]}/{slug}.md" if folders[type_] else f"wiki/{slug}.md"
+        spec = PageSpec(type_, slug, title, path, tuple(sources), config)
+        pages.append(spec)
+        used.update(sources)
+        return spec
+
+    def with_older(paths: list[str]) -> list[str]:
+        """Append the older versions each document supersedes, so the page can note them."""
+        out = list(paths)
+        for old, new in sorted(superseded.items()):
+            old = old.partition("#")[0]  # a superseded section: its document
+            if current_of(new, superseded) in paths and old not in out:
+                out.append(old)
+        return out
+
+    by_path = {d.path: d for d in docs}
+    notes: list[str] = []
+    facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
+    homes: dict[str, str] = {}
+    device_specs = []
+    for device in schema.devices:
+        found = device_sources(device, docs, superseded)
+        if found:
+            specs = [d.path for d in found if any(d.answers_to(r) for r in device.sources)]
+            specs = [
+                p for p in specs if p not in homes
+            ]  # a spec page shared by two devices lives on the first
+            spec = add(
+                "device",
+                device.id,
+                device.title,
+                with_older(specs) + [d.path for d in found if d.path not in specs],
+                {
+                    "device": device.__dict__,
+                    "spec_sources": list(device.sources),
+                    "spec_paths": specs,
+                    "facts": facts_config,
+                },
+            )
+            device_specs.append(spec)
+            homes.update(dict.fromkeys(specs, spec.path))
+    for comp in schema.comparisons:
+        if comp.of == "devices":
+            # Rows are devices; the sources are those that state a compared fact about one.
+            wanted = set(comp.fields)
+            srcs: list[str] = []
+            for spec in device_specs:
+                current = [versions.current_view(by_path[p], superseded) for p in spec.sources]
+                facts = device_facts(spec.config["device"], [d for d in current if d.path not in superseded])
+                srcs += [c.path for k, _, c in facts if k in wanted and c.path not in srcs]
+            if srcs:
+                add(
+                    "comparison",
+                    comp.id,
+                    comp.title,
+                    srcs,
+                    {"comparison": comp.__dict__, "devices": [s.config["device"] for s in device_specs]},
+                )
+            continue
+        rows = comparison_rows(comp, docs)
+        known = [f for f in comp.fields if any(not is_unknown(d.meta.get(f)) for d in rows)]
+        if rows and known:  # a column no row knows (all 0 or empty) says nothing
+            config = {"comparison": comp.__dict__, "fields": known}
+            add("comparison", comp.id, comp.title, [d.path for d in rows], config)
+        elif rows:
+            notes.append(
+                f"comparison '{comp.id}': none of its {len(rows)} rows has a value for {', '.join(comp.fields)}; not written"
+            )
+    for guide in schema.guides:
+        sections = guide_sections(guide, docs, superseded)
+        if sections:
+            srcs = list(dict.fromkeys(p for p, _ in sections))
+            add(
+                "guide",
+                guide.id,
+                guide.title,
+                with_older(srcs),
+                {"guide": guide.__dict__, "sections": [list(s) for s in sections]},
+            )
+    # Every other document is homed on a topic page: by its source's rule, or by a default rule
+    # that groups the source by its most informative field (else by shared title words).
+    homed = {p for s in device_specs for p in s.config["spec_paths"]}
+    reasons: dict[str, str] = {}
+    pool: list[SourceDoc] = []
+    for d in docs:
+        if d.path in superseded or d.path in homed:
+            continue
+        if not has_content(d):
+            reasons[d.path] = "no text and no fields to show"
+            continue
+        pool.append(d)
+    # One subject, one page: groups of different sources with the same title share a page.
+    topics: dict[str, tuple[str, list[str], list[str], dict[str, list]]] = {}
+    family: dict[str, str] = {}
+    for rule in topic_rules(schema.topics, pool):
+        index = None
+        if rule.mentions:
+            current = [d for d in docs if d.source != rule.source and d.path not in superseded]
+            index = MentionIndex([versions.current_view(d, superseded) for d in current])
+        for title, members, value in topic_groups(rule, pool):
+            if all(dated_title(d) != d.title for d in members):  # posts: newest first
+                members = sorted(members, key=lambda d: dated_title(d)[-11:-1], reverse=True)
+            slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
+            # 'v15/app/plants' belongs with 'v15/app/photos': one family of the source's structure
+            family.setdefault(slug, f"{rule.source}:{value.rpartition('/')[0]}" if "/" in value else "")
+            entry = topics.setdefault(slug, (title, [], [], {}))
+            entry[1].extend(d.path for d in members)
+            entry[2].append(rule.source)
+            for d in members if index else ():
+                found = index.find([d.title, *aliases(d)], d.path, rule.mentions)
+                if found:
+                    entry[3][d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
+    for slug, (title, members, sources, quoted) in topics.items():
+        config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
+        if family.get(slug):
+            config["family"] = family[slug]
+        spec = add("topic", slug, title, with_older(members), config)
+        homes.update(dict.fromkeys(members, spec.path))
+    for old, new in superseded.items():
+        home = homes.get(current_of(new, superseded))
+        if home is not None:
+            homes[old] = home  # an older version is quoted, whole, in a note where its successor lives
+    for d in docs:
+        if d.path not in homes and d.path not in reasons:
+            reasons[d.path] = (
+                "superseded by a document that has no home" if d.path in superseded else "no rule"
+            )
+    unplaced = sorted(reasons)
+    current = [d for d in docs if d.path not in superseded]
+    for slug, title, members in device_families(device_specs):
+        found = [defining_sentence(s.config["device"], [by_path[p] for p in s.sources]) for s in members]
+        config = {
+            "models": [
+                [s.path, s.title] + (list(f) if f else []) for s, f in zip(members, found, strict=True)
+            ]
+        }
+        add("hub", slug, title, sorted({f[0] for f in found if f}), config)
+    the_plan = Plan(pages, unplaced, superseded, homes, reasons, notes=notes)
+    said = {d.path: sentences_of(d) for d in current}
+    df = document_frequencies(current)
+    the_plan.timeline = timeline(docs, superseded, said, df)
+    the_plan.disputes = disagreements(current, said, df)
+    chains = change_entries(the_plan.timeline)
+    if chains:
+        sources = sorted({s[0] for c in chains for s in c["statements"]})
+        add("changes", "changes", "What changed", sources, {"chains": chains})
+    terms = definitions(current, said)
+    subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms])
+    entries = glossary(terms, subjects)
+    if entries:
+        add("glossary", "glossary", "Glossary", sorted({e[1] for e in entries}), {"entries": entries})
+    link_pages(the_plan, docs, subjects)
+    return the_plan
+
+
+def section_keys(spec: PageSpec) -> list[str]:
+    """The sources a page quotes or points to, as 'path' or 'path#anchor' (the sections it uses)."""
+    keys = list(spec.sources)
+    keys += [f"{p}#{a}" for p, a in spec.config.get("sections", ())]
+    keys += [f"{e[1]}#{e[2]}" for e in spec.config.get("entries", ())]
+    keys += [f"{s[0]}#{s[1]}" for c in spec.config.get("chains", ()) for s in c["statements"]]
+    keys += [f"{d[2]}#{d[3]}" for d in spec.config.get("models", ()) if len(d) > 2]
+    return list(dict.fromkeys(keys))
+
+
+def device_families(devices: list[PageSpec]) -> list[tuple[str, str, list[PageSpec]]]:
+    """One overview per product line: devices sharing their first two title words ('FarmBot
+    Express', 'FarmBot Express XL'); devices in no such line share one 'Devices' overview."""
+    lines: dict[str, list[PageSpec]] = defaultdict(list)
+    for d in devices:
+        words = d.title.split()
+        lines[
+            " ".join(words[:2])
+            if len(words) > 2 or any(o is not d and o.title.split()[:2] == words[:2] for o in devices)
+            else ""
+        ].append(d)
+    out = []
+    loose = lines.pop("", [])
+    for name, members in sorted(lines.items()):
+        if len(members) < 2:
+            loose += members
+            continue
+        out.append((slugify(f"{name} models"), f"{name} models", members))
+    if loose:
+        out.append(("devices", "Devices", sorted(loose, key=lambda s: devices.index(s))))
+    return out
+
+
+_DEFINITION = re.compile(
+    r"^(?:The\s+|An?\s+)?(?P<term>[A-Z][\w'’-]*(?:\s+[\w'’.-]+){0,3}?)\s+(?:is|are)\s+"
+    r"(?P<what>(?:an?|the|one of the|our|[A-Z][\w'’-]*)\s.{10,})$"
+)
+GLOSSARY_MAX = 120
+
+
+def defining_sentence(device: dict, docs: list[SourceDoc]) -> tuple[str, str, str] | None:
+    """(path, anchor, sentence) of the first sentence, among ``docs``, that says what the device
+    is, else of the first sentence that names it."""
+    names = (device["title"], *device.get("match", ()))
+    for doc in docs:
+        for anchor, sentence in sentences_of(doc):
+            m = _DEFINITION.match(sentence)
+            if m and any(key_of(m.group("term")) == key_of(n) for n in names):
+                return doc.path, anchor, sentence
+    found = naming_sentences(names, docs)
+    if found:
+        return found[0].cites[0].path, found[0].cites[0].anchor, found[0].text
+    return None
+
+
+def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -> list[list[str]]:
+    """[term, path, anchor, definition] of every sentence that says what a named thing is
+    ('Chervil is a delicate French herb …' → 'Chervil', 'a delicate French herb …')."""
+    out = []
+    for doc in docs:
+        for anchor, sentence in said.get(doc.path, ()):
+            m = _DEFINITION.match(sentence)
+            if not m or not self_contained(sentence):
+                continue
+            term = m.group("term").strip()
+            if term.split()[0].lower() in STOPWORDS or not is_name(term):
+                continue
+            out.append([term, doc.path, anchor, m.group("what").rstrip(".") + "."])
+    return out
+
+
+def glossary(terms: list[list[str]], subjects: Subjects) -> list[list[str]]:
+    """The glossary: one definition per term that the wiki has a page or an entry for, or that at
+    least two sources use, preferring the document whose title names the term."""
+    found: dict[tuple[str, ...], list[str]] = {}
+    for term in sorted(terms, key=lambda e: e[1]):
+        key = key_of(term[0])
+        if key in subjects.names.targets or subjects.counts[key] >= 2:
+            found.setdefault(key, term)
+    return sorted(found.values(), key=lambda e: e[0].lower())[:GLOSSARY_MAX]
+
+
+def change_entries(tl: Timeline) -> list[dict]:
+    """One entry per changed fact for wiki/changes.md, newest first: the values in order and the
+    statements that give each (change statements and the older statements they outdate)."""
+    out = []
+    for chain in tl.chains():
+        statements: dict[tuple[str, str], list[str]] = {}
+        for c in reversed(chain):
+            s = c.statement
+            statements.setdefault((s.doc.path, s.text), [s.doc.path, s.anchor, s.text, s.date])
+        for outdated in tl.outdated.values():
+            for change, st in outdated.values():
+                if change in chain:
+                    statements.setdefault((st.doc.path, st.text), [st.doc.path, st.anchor, st.text, st.date])
+        values = [chain[0].old] + [c.new for c in chain]
+        ordered = sorted(statements.values(), key=lambda s: s[3], reverse=True)
+        out.append({"unit": chain[0].unit, "values": values, "statements": ordered})
+    return out
+
+
+@dataclass
+class Subjects:
+    """What the wiki has a page or an entry for, and which of those names each document uses."""
+
+    names: Names  # linkable subject names → where they live
+    in_doc: dict[str, set]  # layer-1 path → name keys (linkable or not) it uses
+    counts: Counter  # name key → documents using it
+
+
+def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = ()) -> Subjects:
+    """Anchor every source's entry on its home, and scan every current document once for the
+    names of devices and entries (and ``extra`` names, such as glossary terms)."""
+    by_path = {d.path: d for d in docs}
+    anchors: dict[str, str] = {}
+    entries: list[tuple[str, Target]] = []
+    devices: dict[tuple[str, ...], Target] = {}
+    for spec in the_plan.pages:
+        if spec.type == "topic":
+            members = [by_path[p] for p in spec.config["members"] if p in by_path]
+            outline = outline_of([(dated_title(d), d) for d in members])
+        elif spec.type == "device":
+            specs = [by_path[p] for p in spec.config["spec_paths"] if p in by_path]
+            outline = [("Specifications", "")] + [x for x in outline_of([("", d) for d in specs]) if x[0]]
+            device = spec.config["device"]
+            for name in [device["title"], *device.get("match", ())]:
+                if key_of(name):
+                    devices.setdefault(key_of(name), Target(spec.path))
+            anchors.update(dict.fromkeys((d.path for d in specs), ""))
+        else:
+            continue
+        found = outline_anchors(spec.title, outline)
+        for key, anchor in found.items():
+            anchors.setdefault(key, anchor)
+        if spec.type == "topic":
+            entries += [(d.title, Target(spec.path, found.get(d.path, ""))) for d in members]
+    the_plan.anchors = anchors
+    by_name: dict[tuple[str, ...], list[Target]] = defaultdict(list)
+    for title, target in entries:
+        if is_name(title):
+            by_name[key_of(title)].append(target)
+    probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")))
+    current = [d for d in docs if d.path not in the_plan.superseded_by]
+    in_doc = {d.path: probe.keys_in(d.title + "\n" + plain_inline(d.body)) for d in current}
+    counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
+    names = dict(devices)
+    common = max(2, COMMON_SHARE * len(current))  # a name most documents use says nothing as a link
+    for key, targets in sorted(by_name.items()):
+        if len(targets) == 1 and key not in names and counts[key] <= common:
+            names[key] = targets[0]
+    return Subjects(Names(names), in_doc, counts)
+
+
+def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
+    """The link graph of a plan: which subject names each page links, 'See also' and backlinks
+    (see ``links``)."""
+    by_path = {d.path: d for d in docs}
+    names = subjects.names
+    links: dict[str, dict] = {}
+    for spec in the_plan.pages:
+        found: set = set()
+        if spec.type == "topic":
+            for p in spec.config["members"]:
+                found |= subjects.in_doc.get(p, set())
+        elif spec.type == "device":
+            for p in spec.config["spec_paths"]:
+                found |= subjects.in_doc.get(p, set())
+        elif spec.type == "guide":
+            for p, a in spec.config["sections"]:
+                section = by_path[p].section(a) if p in by_path else None
+                if section is not None:
+                    found |= names.keys_in(plain_inline(section.text))
+        elif spec.type == "hub":
+            found |= {key_of(title) for _, title, *_ in spec.config["models"]}
+        elif spec.type == "comparison":
+            if spec.config["comparison"]["of"] == "devices":
+                found |= {key_of(d["title"]) for d in spec.config["devices"]}
+            else:
+                found |= {key_of(by_path[p].title) for p in spec.sources if p in by_path}
+        links[spec.path] = {
+            k: names.targets[k]
+            for k in sorted(found)
+            if k in names.targets and names.targets[k].path != spec.path
+        }
+    the_plan.links = links
+    outgoing = {p: {t.path for t in ls.values()} for p, ls in links.items()}
+    for spec in the_plan.pages:  # pages that point readers to where their sources are shown whole
+        if spec.type in ("device", "guide", "hub", "glossary", "changes"):
+            for key in section_keys(spec):
+                target = the_plan.target(*key.partition("#")[::2])
+                if target is not None:
+                    outgoing[spec.path].add(target.path)
+        if spec.type == "hub":
+            outgoing[spec.path] |= {path for path, *_ in spec.config["models"]}
+        for found_in in (spec.config.get("mentions") or {}).values():  # where others name its entries
+            outgoing[spec.path] |= {the_plan.homes[p] for p, _, _ in found_in if p in the_plan.homes}
+        outgoing[spec.path] |= noted_targets(the_plan, spec)
+        outgoing[spec.path].discard(spec.path)
+    series = {
+        s.path: s.title.split(":", 1)[0].rstrip(" 0123456789") for s in the_plan.pages if s.type == "topic"
+    }
+    series = {p: s for p, s in series.items() if list(series.values()).count(s) > 1}
+    families = {s.path: s.config["family"] for s in the_plan.pages if s.config.get("family")}
+    the_plan.see_also = rank_see_also(
+        [s.path for s in the_plan.pages],
+        {s.path: set(s.sources) for s in the_plan.pages},
+        {p: set(ls) for p, ls in links.items()},
+        outgoing,
+        series,
+        families,
+    )
+    for spec in the_plan.pages:  # an overview already lists its models
+        if spec.type == "hub":
+            listed = {path for path, *_ in spec.config["models"]}
+            the_plan.see_also[spec.path] = tuple(p for p in the_plan.see_also[spec.path] if p not in listed)
+    for p, related in the_plan.see_also.items():
+        outgoing[p] = outgoing[p] | set(related)
+    the_plan.backlinks = backlinks(outgoing)
+    the_plan.titles = {s.path: s.title for s in the_plan.pages}
+
+
+def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
+    """The pages a page's notes link to: where the fact that superseded one of its statements is
+    stated, and where a source that disagrees with one of them is shown."""
+    paths = {key.partition("#")[0] for key in section_keys(spec)}
+    points = [
+        (change.statement.doc.path, change.statement.anchor)
+        for path in paths
+        for change, _ in the_plan.timeline.outdated.get(path, {}).values()
+    ]
+    points += [
+        (other.doc.path, other.anchor)
+        for d in the_plan.disputes
+        for this, other in ((d.a, d.b), (d.b, d.a))
+        if this.doc.path in paths
+    ]
+    return {t.path for t in (the_plan.target(*p) for p in points) if t is not None}
+
+
+def topic_rules(configured: tuple[TopicRule, ...], pool: list[SourceDoc]) -> list[TopicRule]:
+    """The configured topic rules, then a default rule for every source that has none, grouping
+    it by its most informative categorical field, else by shared title words."""
+    rules = list(configured)
+    named = {r.source for r in configured}
+    for source in sorted({d.source for d in pool} - named):
+        rules.append(TopicRule(source, group_field([d for d in pool if d.source == source])))
+    return rules
+
+
+def has_content(doc: SourceDoc) -> bool:
+    """Whether a home could show anything of the document: a field worth showing, or text with
+    letters beyond the list items that restate its fields (a details list of unknown values)."""
+    if field_facts(doc) or prose_fields(doc):
+        return True
+    for section in doc.sections:
+        for line in readable(section.text).split("\n"):
+            text = plain_inline(_IMAGE.sub("", line)).strip().lstrip("-*+> ").strip()
+            if re.search(r"[^\W\d_]", text) and restated_field(doc, text) is None:
+                return True
+    return False

@@ -1,0 +1,321 @@
+"""Strict loading of ``schema/wiki.yaml`` (page types, entities, guides, comparisons, backend)
+and ``schema/librarian.md`` (the librarian's rules)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.config import Fields, load_yaml, parse_yaml
+from ..core.errors import ConfigError
+from ..core.fsutil import canonical_json, sha256_tag
+from .citations import DEFAULT_MIN_OVERLAP
+
+PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes")
+DEFAULT_FOLDERS = {
+    "topic": "topics",
+    "device": "devices",
+    "guide": "guides",
+    "comparison": "comparisons",
+    "hub": "hubs",
+    "glossary": "",  # wiki/glossary.md
+    "changes": "",  # wiki/changes.md
+}
+BACKENDS = ("offline", "anthropic", "openai")
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
+FOLDER = re.compile(r"^[A-Za-z0-9][\w-]{0,60}(?:/[A-Za-z0-9][\w-]{0,60}){0,4}$")
+
+
+@dataclass(frozen=True)
+class PageType:
+    name: str
+    folder: str
+    sections: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Device:
+    id: str
+    title: str
+    sources: tuple[str, ...] = ()  # "source:id" of spec pages
+    match: tuple[str, ...] = ()  # names that mark a source as being about this device
+    exclude: tuple[str, ...] = ()  # names that mark a source as being about another device
+    fields: tuple[str, ...] = ()  # frontmatter fields shown in the spec table (default: all numeric/short)
+
+
+@dataclass(frozen=True)
+class Guide:
+    id: str
+    title: str
+    purpose: str
+    query: str
+    sources: tuple[str, ...] = ()  # restrict to these source names
+    limit: int = 8
+
+
+@dataclass(frozen=True)
+class Comparison:
+    id: str
+    title: str
+    of: str  # "devices" or a source name
+    fields: tuple[str, ...]
+    where: dict[str, Any] = field(default_factory=dict)
+    rows: tuple[str, ...] = ()  # explicit record ids (default: all that match)
+    purpose: str = ""
+
+
+@dataclass(frozen=True)
+class TopicRule:
+    source: str
+    group_by: str = ""  # frontmatter field; '' = cluster by content
+    titles: dict[str, str] = field(default_factory=dict)
+    max_sources: int = 12
+    mentions: int = 0  # per source: up to this many sentences of other sources that name it
+
+
+@dataclass(frozen=True)
+class VersionChain:
+    """Whole documents of one source that replace each other, oldest first (see ``versions.py``)."""
+
+    source: str
+    chain: tuple[str, ...]  # record ids, keys or file names
+
+
+@dataclass(frozen=True)
+class Librarian:
+    backend: str = "offline"
+    model: str = ""
+    base_url: str = ""
+    concurrency: int = 4
+    max_tokens: int = 2048  # reply budget per request
+    timeout: float = 600.0  # seconds to wait for one reply (a small local model needs minutes)
+    context_tokens: int = 0  # the model's context window; 0 = the backend's default
+    page_chars: int = (
+        8000  # source text per request (about max_tokens × 4): a page with more is written in parts
+    )
+    price_in_per_mtok: float = 3.0
+    price_out_per_mtok: float = 15.0
+
+
+# A librarian setting that changes how long a compile waits, not what it writes: raising it
+# after a timeout recompiles nothing. (concurrency and prices have always been hashed; leaving
+# them out would mark every compiled page stale.)
+RUNTIME_KEYS = ("timeout",)
+
+
+@dataclass(frozen=True)
+class WikiSchema:
+    path: Path
+    page_types: dict[str, PageType]
+    devices: tuple[Device, ...]
+    guides: tuple[Guide, ...]
+    comparisons: tuple[Comparison, ...]
+    topics: tuple[TopicRule, ...]
+    librarian: Librarian
+    index_budget: int
+    min_overlap: float
+    rules: str  # schema/librarian.md
+    hash: str  # of everything above: a change recompiles every page
+    facts_show: tuple[str, ...] = ()  # only these frontmatter fields are shown as facts (all when empty)
+    facts_hide: tuple[str, ...] = ()  # frontmatter fields never shown as facts
+    versions: tuple[VersionChain, ...] = ()
+
+
+def _str_list(f: Fields, key: str) -> tuple[str, ...]:
+    value = f.get(key, list, [])
+    for v in value:
+        if not isinstance(v, str):
+            raise ConfigError(f"{f.where}.{key}: expected a list of strings, got {v!r}")
+    return tuple(value)
+
+
+def _slug(f: Fields, where: str) -> str:
+    value = f.get("id", str, required=True)
+    if not SLUG.match(value):
+        raise ConfigError(f"{where}.id: {value!r} must be lower-case letters, digits and '-'")
+    return value
+
+
+def _items(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected a list")
+    return value
+
+
+def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
+    """Load ``schema/wiki.yaml``, or validate ``text`` as if it were that file."""
+    path = root / "schema" / "wiki.yaml"
+    data = load_yaml(path) if text is None else parse_yaml(text, path)
+    top = Fields(data, str(path))
+
+    page_types = {}
+    pt = Fields(top.get("page_types", dict, {}), f"{path}: page_types")
+    for name in PAGE_TYPES:
+        f = Fields(pt.get(name, dict, {}), f"{path}: page_types.{name}")
+        folder = f.get("folder", str, DEFAULT_FOLDERS[name])
+        if folder and (not FOLDER.match(folder) or folder.split("/")[0] == "index"):  # '': wiki/ itself
+            raise ConfigError(
+                f"{path}: page_types.{name}.folder: {folder!r} must be a folder inside wiki/: names of "
+                f"letters, digits, '-' and '_' joined by '/', not 'index', or '' for wiki/ itself "
+                f"(e.g. {DEFAULT_FOLDERS[name]})"
+            )
+        page_types[name] = PageType(
+            name,
+            folder,
+            _str_list(f, "sections"),
+            f.get("description", str, ""),
+        )
+        f.done()
+    pt.done()
+
+    devices = []
+    for i, item in enumerate(_items(top.get("devices", list), f"{path}: devices")):
+        where = f"{path}: devices[{i}]"
+        f = Fields(item, where)
+        devices.append(
+            Device(
+                _slug(f, where),
+                f.get("title", str, required=True),
+                _str_list(f, "sources"),
+                _str_list(f, "match"),
+                _str_list(f, "exclude"),
+                _str_list(f, "fields"),
+            )
+        )
+        f.done()
+
+    guides = []
+    for i, item in enumerate(_items(top.get("guides", list), f"{path}: guides")):
+        where = f"{path}: guides[{i}]"
+        f = Fields(item, where)
+        guides.append(
+            Guide(
+                _slug(f, where),
+                f.get("title", str, required=True),
+                f.get("purpose", str, required=True),
+                f.get("query", str, required=True),
+                _str_list(f, "sources"),
+                f.positive("limit", 8),
+            )
+        )
+        f.done()
+
+    comparisons = []
+    for i, item in enumerate(_items(top.get("comparisons", list), f"{path}: comparisons")):
+        where = f"{path}: comparisons[{i}]"
+        f = Fields(item, where)
+        comparisons.append(
+            Comparison(
+                _slug(f, where),
+                f.get("title", str, required=True),
+                f.get("of", str, required=True),
+                _str_list(f, "fields"),
+                f.get("where", dict, {}),
+                _str_list(f, "rows"),
+                f.get("purpose", str, ""),
+            )
+        )
+        if not comparisons[-1].fields:
+            raise ConfigError(f"{where}.fields: list the fields to compare")
+        f.done()
+
+    topics = []
+    for i, item in enumerate(_items(top.get("topics", list), f"{path}: topics")):
+        f = Fields(item, f"{path}: topics[{i}]")
+        titles = f.get("titles", dict, {})
+        topics.append(
+            TopicRule(
+                f.get("source", str, required=True),
+                f.get("group_by", str, ""),
+                {str(k): str(v) for k, v in titles.items()},
+                f.positive("max_sources", 12),
+                f.get("mentions", int, 0),
+            )
+        )
+        f.done()
+
+    versions = []
+    for i, item in enumerate(_items(top.get("versions", list), f"{path}: versions")):
+        f = Fields(item, f"{path}: versions[{i}]")
+        versions.append(VersionChain(f.get("source", str, required=True), _str_list(f, "chain")))
+        if len(versions[-1].chain) < 2:
+            raise ConfigError(f"{path}: versions[{i}].chain: list at least two documents, oldest first")
+        f.done()
+
+    lf = Fields(top.get("librarian", dict, {}), f"{path}: librarian")
+    librarian = Librarian(
+        backend=lf.choice("backend", BACKENDS, "offline"),
+        model=lf.get("model", str, ""),
+        base_url=lf.get("base_url", str, ""),
+        concurrency=lf.positive("concurrency", 4),
+        max_tokens=lf.positive("max_tokens", 2048),
+        timeout=lf.positive("timeout", 600.0),
+        context_tokens=lf.get("context_tokens", int, 0),
+        page_chars=lf.positive("page_chars", 8000),
+        price_in_per_mtok=lf.get("price_in_per_mtok", float, 3.0),
+        price_out_per_mtok=lf.get("price_out_per_mtok", float, 15.0),
+    )
+    lf.done()
+    if librarian.context_tokens < 0 or 0 < librarian.context_tokens <= librarian.max_tokens:
+        raise ConfigError(
+            f"{path}: librarian.context_tokens ({librarian.context_tokens}) must be above "
+            f"librarian.max_tokens ({librarian.max_tokens}): the prompt and the reply share the context"
+        )
+
+    idx = Fields(top.get("index", dict, {}), f"{path}: index")
+    budget = idx.positive("token_budget", 3000)
+    idx.done()
+    ver = Fields(top.get("verify", dict, {}), f"{path}: verify")
+    min_overlap = ver.get("min_overlap", float, DEFAULT_MIN_OVERLAP)
+    if not 0 < min_overlap <= 1:
+        raise ConfigError(f"{path}: verify.min_overlap must be in (0, 1], got {min_overlap}")
+    ver.done()
+    ff = Fields(top.get("facts", dict, {}), f"{path}: facts")
+    facts_show, facts_hide = _str_list(ff, "show"), _str_list(ff, "hide")
+    ff.done()
+    top.done()
+
+    rules_path = root / "schema" / "librarian.md"
+    try:
+        rules = rules_path.read_text("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{rules_path}: missing; it holds the librarian's rules (see 'wikic init')"
+        ) from None
+    ids = (
+        [("device", d.id) for d in devices]
+        + [("guide", g.id) for g in guides]
+        + [("comparison", c.id) for c in comparisons]
+    )
+    seen = set()
+    for kind, ident in ids:
+        if (kind, ident) in seen:
+            raise ConfigError(f"{path}: two {kind}s have id '{ident}'; ids must be unique")
+        seen.add((kind, ident))
+    # Page specs carry their own entity, guide or comparison config; this hash covers what every
+    # page depends on, so changing it recompiles everything.
+    shared = {k: v for k, v in data.items() if k in ("page_types", "librarian", "verify")}
+    if isinstance(shared.get("librarian"), dict):
+        shared["librarian"] = {k: v for k, v in shared["librarian"].items() if k not in RUNTIME_KEYS}
+    digest = sha256_tag(canonical_json([shared, rules]))
+    return WikiSchema(
+        path,
+        page_types,
+        tuple(devices),
+        tuple(guides),
+        tuple(comparisons),
+        tuple(topics),
+        librarian,
+        budget,
+        min_overlap,
+        rules,
+        digest,
+        facts_show,
+        facts_hide,
+        tuple(versions),
+    )

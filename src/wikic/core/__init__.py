@@ -1,0 +1,1 @@
+"""Shared primitives every stage uses: errors, files, Markdown, value objects, configuration."""

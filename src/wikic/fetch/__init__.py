@@ -1,0 +1,1 @@
+"""Stage 1, fetch: pull configured sources (HTTP APIs, folders) into layer 0 snapshots."""

@@ -1,0 +1,139 @@
+"""Reading layer 1: Markdown files with YAML frontmatter, split into citable sections."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from ..core.errors import ConfigError, KBError
+from ..core.fsutil import sha256_tag
+from ..core.markdown import split_sections
+from ..core.models import SourceDoc
+
+LAYER1 = "layer1_sources"
+
+
+def require_kb(root: Path) -> None:
+    """A ConfigError unless ``root`` is a knowledge base: the folder that holds ``schema/``."""
+    if not (root / "schema").is_dir():
+        raise ConfigError(
+            f"{root}: not a wikic knowledge base (no schema/ folder); pass --root with the folder "
+            "that holds schema/, or create one with 'wikic init'"
+        )
+
+
+@lru_cache(maxsize=1)
+def _frontmatter_handler():
+    """python-frontmatter's YAML handler on libyaml's safe loader where PyYAML has it (several
+    times faster on a large layer 1; the same safe subset of YAML). Built on first use: lookups
+    that only read the search index never import either library."""
+    import frontmatter
+    import yaml
+
+    class LibYAML(frontmatter.YAMLHandler):
+        def load(self, fm: str, **kwargs: object):
+            kwargs.setdefault("Loader", getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            return super().load(fm, **kwargs)
+
+    return LibYAML()
+
+
+def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
+    """Parse one layer-1 file. ``source`` and ``id`` default to its folder and file stem."""
+    import frontmatter  # here, not at the top: lookups that only read the search index skip it
+    import yaml
+
+    rel = path.relative_to(root).as_posix()
+    if data is None:
+        data = path.read_bytes()
+    try:
+        post = frontmatter.loads(data.decode("utf-8"), handler=_frontmatter_handler())
+    except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
+        raise KBError(
+            f"{rel}: cannot read frontmatter ({exc}); fix the YAML between the '---' lines"
+        ) from None
+    meta = {str(k): v for k, v in post.metadata.items()}
+    parts = Path(rel).parts
+    source = str(meta.get("source") or parts[1])
+    key = Path(*parts[2:]).with_suffix("").as_posix()
+    return SourceDoc(
+        source=source,
+        id=str(meta.get("id") or key),
+        key=key,
+        path=rel,
+        title=str(meta.get("title") or key),
+        meta=meta,
+        body=post.content,
+        sha256=sha256_tag(data),
+        sections=tuple(split_sections(post.content)),
+    )
+
+
+def layer1_paths(root: Path) -> list[str]:
+    """KB-relative paths of every layer-1 Markdown file, in path order; hidden files and folders
+    below ``layer1_sources/`` are skipped (a KB may itself live under a hidden folder)."""
+    folder = os.path.join(root, LAYER1)
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        out += [f"{rel}/{f}" for f in filenames if f.endswith(".md") and not f.startswith(".")]
+    return sorted(out)
+
+
+def layer1_files(root: Path) -> list[Path]:
+    return [root / rel for rel in layer1_paths(root)]
+
+
+def has_sources(root: Path) -> bool:
+    """Whether layer 1 holds any Markdown file: stops at the first (a search asks on every call)."""
+    for _, dirnames, filenames in os.walk(os.path.join(root, LAYER1)):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if any(f.endswith(".md") and not f.startswith(".") for f in filenames):
+            return True
+    return False
+
+
+def require_sources(root: Path, action: str) -> None:
+    """Refuse to ``action`` when layer 1 is empty but the wiki has pages: acting would empty the
+    wiki, or answer from nothing, and a wrong folder or a failed transform is the likelier cause."""
+    if has_sources(root):
+        return
+    wiki = root / "wiki"
+    pages = [p for p in wiki.rglob("*.md") if p.name not in ("index.md", "log.md")] if wiki.is_dir() else []
+    if pages:
+        raise KBError(
+            f"{root / LAYER1}: no layer-1 sources, but wiki/ has {len(pages)} pages; not going to {action}. "
+            "Run 'wikic transform' (or restore layer1_sources/), and check that --root is the KB folder"
+        )
+
+
+def read_layer1(root: Path) -> dict[str, bytes]:
+    """The bytes of every layer-1 file by KB-relative path, in path order."""
+    out = {}
+    for rel in layer1_paths(root):
+        with open(os.path.join(root, rel), "rb") as fh:
+            out[rel] = fh.read()
+    return out
+
+
+def load_layer1(
+    root: Path, files: dict[str, bytes] | None = None, unreadable: dict[str, str] | None = None
+) -> list[SourceDoc]:
+    """Every layer-1 document, in path order (from ``files`` when already read).
+
+    With ``unreadable``, a file that cannot be parsed (broken frontmatter, not UTF-8) is skipped
+    and its problem recorded there by path, so one bad hand-maintained file blocks nothing;
+    without it, the first such file is an error."""
+    if files is None:
+        files = read_layer1(root)
+    docs = []
+    for rel, data in files.items():
+        try:
+            docs.append(parse_doc(root, root / rel, data))
+        except KBError as exc:
+            if unreadable is None:
+                raise
+            unreadable[rel] = str(exc)
+    return docs
