@@ -9,8 +9,9 @@ from typing import Any
 
 from ..compile.citations import DEFAULT_MIN_OVERLAP, Verifier
 from ..compile.schema import WikiSchema
+from ..core.fsutil import require_kb
 from ..core.models import SourceDoc
-from ..transform.layer1 import load_layer1, require_kb, require_sources
+from ..transform.layer1 import load_layer1, require_sources
 from .pages import WikiPage, wiki_pages
 
 

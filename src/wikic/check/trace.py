@@ -13,9 +13,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..core.errors import ConfigError
+from ..core.fsutil import require_kb
 from ..core.models import SourceDoc
 from ..fetch.layer0 import record_hash
-from ..transform.layer1 import LAYER1, parse_doc, require_kb
+from ..transform.layer1 import LAYER1, parse_doc
 from .run import Statement, WikiPage, read_page
 
 

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from ..core.errors import WikicError
-from .main import ask_command, dump_json, search_command
+from .lookup_commands import ask_command, dump_json, search_command
 
 app = typer.Typer(
     help="Compile API knowledge into a cited, incrementally built wiki.",

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import LockedError, SchemaVersionError
+from .errors import ConfigError, LockedError, SchemaVersionError
 
 
 def canonical_json(value: object) -> bytes:
@@ -111,3 +111,12 @@ def kb_lock(root: Path, name: str = "kb") -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def require_kb(root: Path) -> None:
+    """A ConfigError unless ``root`` is a knowledge base: the folder that holds ``schema/``."""
+    if not (root / "schema").is_dir():
+        raise ConfigError(
+            f"{root}: not a wikic knowledge base (no schema/ folder); pass --root with the folder "
+            "that holds schema/, or create one with 'wikic init'"
+        )

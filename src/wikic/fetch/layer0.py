@@ -20,11 +20,11 @@ from ..core.fsutil import (
     canonical_json,
     read_json_artifact,
     remove_stale_temps,
+    require_kb,
     sha256_tag,
     write_json_artifact,
 )
 from ..core.models import Record, Snapshot
-from ..transform.layer1 import require_kb
 
 SCHEMA_VERSION = 1
 LAYER0 = "layer0_raw"

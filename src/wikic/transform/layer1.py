@@ -6,21 +6,12 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from ..core.errors import ConfigError, KBError
+from ..core.errors import KBError
 from ..core.fsutil import sha256_tag
 from ..core.markdown import split_sections
 from ..core.models import SourceDoc
 
 LAYER1 = "layer1_sources"
-
-
-def require_kb(root: Path) -> None:
-    """A ConfigError unless ``root`` is a knowledge base: the folder that holds ``schema/``."""
-    if not (root / "schema").is_dir():
-        raise ConfigError(
-            f"{root}: not a wikic knowledge base (no schema/ folder); pass --root with the folder "
-            "that holds schema/, or create one with 'wikic init'"
-        )
 
 
 @lru_cache(maxsize=1)
