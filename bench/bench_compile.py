@@ -28,7 +28,7 @@ from conftest import changed_files, snapshot_tree  # noqa: E402
 
 from wikic.compile.run import compile_wiki  # noqa: E402
 from wikic.core.config import load_sources  # noqa: E402
-from wikic.fetch.http import fetch  # noqa: E402
+from wikic.fetch.run import fetch  # noqa: E402
 from wikic.transform.run import transform  # noqa: E402
 
 WORDS = (
