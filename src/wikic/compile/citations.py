@@ -70,6 +70,7 @@ def word_stem(word: str) -> str:
 # -- tokens ----------------------------------------------------------------------------------------
 
 NEGATORS = frozenset("not no never none nothing nobody nowhere neither nor cannot without avoid".split())
+_SPELLED_UNITS = frozenset("celsius fahrenheit centigrade".split())
 # Words that start a sentence without naming anything ('However, …').
 LINKING = frozenset(
     "however additionally also furthermore moreover typically generally usually overall instead "
@@ -196,12 +197,14 @@ class Analysis:
     addresses: set[str] = field(default_factory=set)  # URLs, e-mail addresses, domain names
     directions: set[tuple[str, str, str]] = field(default_factory=set)  # (group, word before, after)
     capitals: set[str] = field(default_factory=set)  # words written with a capital, lower-cased
+    capital_stems: set[str] = field(default_factory=set)  # ... as the pairs hold them
     sentences: list[Said] = field(default_factory=list)
 
     def add(self, other: Analysis) -> None:
         self.stems |= other.stems
         self.directions |= other.directions
         self.capitals |= other.capitals
+        self.capital_stems |= other.capital_stems
         for value, qs in other.quantities.items():
             self.quantities.setdefault(value, []).extend(qs)
         self.negations += other.negations
@@ -289,6 +292,7 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
         a.addresses = {_address(m.group()) for m in _ADDRESS.finditer(text)}
     tokens, capital = _tokens(text)
     a.capitals = {name_key(w) for w in _CAPITAL.findall(text)}
+    a.capital_stems = {word_value(w) for w in a.capitals}
     run = next(_runs)
     for i, (kind, value) in enumerate(tokens):
         if kind == "w":
@@ -359,7 +363,7 @@ def _said(sentence: list[Token], content: list[int], capital: set[int]) -> Said:
         _negated(sentence),
         frozenset(g for k, t in sentence if k in ("w", "s") and (g := direction_of(t))),
         frozenset(sentence[i][1] for i in capital),
-        next((t for k, t in sentence if k == "w"), ""),
+        sentence[0][1] if sentence[0][0] == "w" else "",
     )
 
 
@@ -438,6 +442,15 @@ class Cited:
             for part in statements(run) if ", " in run else ():  # what a restatement may take apart
                 analysis.sentences += analyse(part, addresses=False).sentences
         return analysis
+
+    @cached_property
+    def facts(self) -> dict[str, list[frozenset[str]]]:
+        """Per number of the cited text, the names (inside a sentence) of each fact it gives."""
+        out: dict[str, list[frozenset[str]]] = {}
+        for line in [*self._plain.split("\n"), *map(plain_inline, self._rest)]:
+            for names, _, value in facts(scan(reword(line), UNITS), _inside_name):
+                out.setdefault(value, []).append(frozenset(word_value(name_key(n)) for n in names))
+        return out
 
     @cached_property
     def plain_lower(self) -> str:
@@ -667,17 +680,18 @@ class Verifier:
 
     @staticmethod
     def is_name(word: str, first: bool = False) -> bool:
-        """Whether a capitalised word (lower-cased) names something: not a stop word, a unit or
-        a word that only links sentences ('However'). A capitalised first word counts too: a
+        """Whether a capitalised word (lower-cased) names something: not a stop word, a unit's
+        name ('Celsius'; a unit after a number is no name, see ``scan``) or a word that only links
+        sentences ('However'). A capitalised first word counts too: a
         rewording keeps the source's first word or starts with a stop word."""
-        return not (word in _SKIP or word in NEGATORS or word in UNITS or word in LINKING)
+        return not (word in _SKIP or word in NEGATORS or word in LINKING or word in _SPELLED_UNITS)
 
     def names(self, plain: str) -> dict[str, bool]:
         """The names of a sentence as the check reads them (see ``is_name``), each with whether
         it stands inside a sentence, where the cited text must write it with a capital too (the
         first word of a sentence is capitalised whatever it is)."""
         out: dict[str, bool] = {}
-        for part in scan(reword(plain)):
+        for part in scan(reword(plain), UNITS):
             for kind, value, first in part:
                 if kind == "name" and self.is_name(value, first):
                     key = name_key(value)
@@ -699,15 +713,25 @@ class Verifier:
         number and what it is said of come from one section."""
         for part, joined, names in self._clauses(plain):
             said = analyse(part, addresses=False)
-            if not any(self._clause_fits(said, names, joined, self.cited(c).analysis) for c in cites):
+            beside = _name_contexts(part)
+            if not any(self._clause_fits(said, names, joined, beside, self.cited(c).analysis) for c in cites):
                 where = "the cited text" if len(cites) < 2 else "any one cited section"
                 return f"'{part}' is not said by {where}"
-        if len(cites) < 2:
-            return None
-        for subject, value in facts(scan(reword(plain)), self.is_name):
-            stems = {word_value(w) for w in subject if len(w) > 1 and w not in _SKIP and w not in UNITS}
+        return self._fact_problem(plain, cites)
+
+    def _fact_problem(self, plain: str, cites: tuple[Citation, ...]) -> str | None:
+        """Each number said of names as the cited text says it of them (where it says it of
+        some name), and with two citations, a number and all it is said of from one section."""
+        for names, words, value in facts(scan(reword(plain), UNITS), _inside_name):
+            named = {word_value(name_key(n)) for n in names}
+            held = [self.cited(c).facts.get(value) for c in cites]
+            if named and any(held) and not any(h is None or _said_of(named, h) for h in held):
+                return f"the cited text does not give {value} for {' '.join(sorted(names))}"
+            if len(cites) < 2:
+                continue
+            stems = named | {word_value(w) for w in words if len(w) > 1 and w not in _SKIP and w not in UNITS}
             if not any(self._has_fact(stems, value, self.cited(c).analysis) for c in cites):
-                return f"no one cited section gives {value} for {' '.join(sorted(subject))}"
+                return f"no one cited section gives {value} for {' '.join(sorted(names | words))}"
         return None
 
     def _clauses(self, plain: str) -> list[tuple[str, set[tuple[str, str]], dict[str, bool]]]:
@@ -732,9 +756,14 @@ class Verifier:
         return out
 
     def _clause_fits(
-        self, said: Analysis, names: dict[str, bool], joined: set[tuple[str, str]], cited: Analysis
+        self,
+        said: Analysis,
+        names: dict[str, bool],
+        joined: set[tuple[str, str]],
+        beside: set[tuple[tuple[str, str], ...]],
+        cited: Analysis,
     ) -> bool:
-        if not joined <= cited.pairs:
+        if not joined <= cited.pairs or any(_name_displaced(context, cited) for context in beside):
             return False
         if any(word_value(n) in said.stems and not _named(n, inside, cited) for n, inside in names.items()):
             return False
@@ -761,7 +790,7 @@ def _named(name: str, inside: bool, cited: Analysis) -> bool:
 def _name_pairs(text: str) -> set[tuple[str, str]]:
     """The words of a name of several words, pair by pair ('Verdant Feed')."""
     out = set()
-    for items in scan(reword(text)):
+    for items in scan(reword(text), UNITS):
         for (k1, a, _), (k2, b, _) in zip(items, items[1:]):
             if k1 == k2 == "name" and Verifier.is_name(a) and Verifier.is_name(b):
                 out.add((word_value(name_key(a)), word_value(name_key(b))))
@@ -817,6 +846,63 @@ def _alike(words: frozenset[str], source: Analysis) -> tuple[list[Said], list[Sa
                 scored.append((shared / len(words | cited.words), cited))
     best = max((score for score, _ in scored), default=0.0)
     return [cited for score, cited in scored if score == best], holding
+
+
+def _inside_name(word: str, first: bool) -> bool:
+    """A name as facts are compared: inside its sentence (a first word may be any word)."""
+    return not first and Verifier.is_name(word)
+
+
+def _said_of(named: set[str], held: list[frozenset[str]]) -> bool:
+    """Whether a number the cited text gives of each of ``held`` (names) is said of ``named``:
+    it gives it of those names, or of nothing named (a bare number tells nothing)."""
+    return any(not h or named <= h for h in held)
+
+
+def _name_contexts(text: str) -> set[tuple[tuple[str, str], ...]]:
+    """Each name inside a clause (not its first word) with the content words beside it, as
+    (word before, its first word) and (its last word, word after): 'introduced in Canopy 12'
+    gives (introduced, Canopy). A side at the edge of the clause, or across a negation or a
+    unit, is left out."""
+    out = set()
+    for items in scan(reword(text), UNITS):
+        words = [(k, v, first) for k, v, first in items if v not in _SKIP]
+        i = 0
+        while i < len(words):
+            kind, value, first = words[i]
+            if kind != "name" or first or not Verifier.is_name(value):
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(words) and words[j + 1][0] in ("name", "number"):
+                j += 1
+            before = words[i - 1] if i else None
+            after = words[j + 1] if j + 1 < len(words) else None
+            out.add(tuple(_side(a, b) for a, b in ((before, words[i]), (words[j], after))))
+            i = j + 1
+    return out
+
+
+def _side(a: tuple | None, b: tuple | None) -> tuple[str, str]:
+    """Two neighbouring words as the cited pairs hold them, or ('', '') for no side."""
+    if not a or not b or not {a[0], b[0]} <= {"name", "word", "number"} or {a[1], b[1]} & NEGATORS:
+        return ("", "")
+    return (word_value(name_key(a[1])), word_value(name_key(b[1])))
+
+
+def _name_displaced(context: tuple[tuple[str, str], ...], cited: Analysis) -> bool:
+    """Whether a name stands where the cited text has another name (or a name's number) beside
+    the same word, on a side the cited text does not have it: 'The LED is a freestanding' where
+    the cited text says 'The Canopy 12 is a freestanding'."""
+    (before, first), (last, after) = context
+    if (before and (before, first) in cited.pairs) or (after and (last, after) in cited.pairs):
+        return False
+    for a, b in cited.pairs:
+        if before and a == before and b != first and (b in cited.capital_stems or b[:1].isdigit()):
+            return True
+        if after and b == after and a != last and (a in cited.capital_stems or a[:1].isdigit()):
+            return True
+    return False
 
 
 def _direction_problem(said: Analysis, source: Analysis) -> str | None:

@@ -149,12 +149,14 @@ _FACT_BREAK = re.compile(
     re.IGNORECASE,
 )
 
-Item = tuple[str, str, bool]  # ('name' | 'word' | 'number' | 'stop', lower-cased text, first in its sentence)
+# ('name' | 'word' | 'number' | 'unit' | 'stop', lower-cased text, first in its sentence)
+Item = tuple[str, str, bool]
 
 
-def scan(text: str) -> list[list[Item]]:
+def scan(text: str, units: frozenset[str] | dict = frozenset()) -> list[list[Item]]:
     """The words of ``text`` by fact (see ``_FACT_BREAK``), each marked as a name (camel case,
-    capitals, a capitalised word inside a sentence, or first in it), a number or another word."""
+    capitals, a capitalised word inside a sentence, or first in it), a number, a unit (one of
+    ``units`` right after a number: '4 L', '179 USD') or another word."""
     parts: list[list[Item]] = []
     first = True
     pieces = _FACT_BREAK.split(text)
@@ -170,19 +172,25 @@ def scan(text: str) -> list[list[Item]]:
             elif tok[0].isdigit():
                 items.append(("number", tok.replace(",", "."), first))
                 first = False
+            elif items and items[-1][0] == "number" and tok.lower() in units:
+                items.append(("unit", tok.lower(), False))
             else:
                 upper = tok[0].isupper() and (len(tok) > 1 or first)
-                items.append(("name" if upper else "word", tok.lower(), first and upper))
+                shaped = sum(c.isupper() for c in tok) > 1  # 'FAQ', 'FarmBot': a name wherever it stands
+                items.append(("name" if upper else "word", tok.lower(), first and upper and not shaped))
                 first = False
         parts.append(items)
     return parts
 
 
-def facts(parts: list[list[Item]], is_name) -> list[tuple[frozenset[str], str]]:
-    """Each number with what it is said of: the names since the part's start or the last run of
-    numbers, and the two words right before it ('The Grove 6 holds 14 litres' gives ({grove,
-    6, holds}, '14'); 'set your home (0, 1800, 0)' gives ({set, your, home}, '1800')). A number
-    right after a name is part of the name."""
+Fact = tuple[frozenset[str], frozenset[str], str]  # names, other words, the number
+
+
+def facts(parts: list[list[Item]], is_name) -> list[Fact]:
+    """Each number with what it is said of: the names and the other words since the part's start
+    or the last run of numbers ('The Grove 6 holds 14 litres' gives ({grove, 6}, {the, holds},
+    '14'); 'set your home (0, 1800, 0)' gives ({}, {set, your, home}, '1800')). A number right
+    after a name is part of the name."""
     out = []
     for items in parts:
         names: list[str] = []
@@ -193,10 +201,11 @@ def facts(parts: list[list[Item]], is_name) -> list[tuple[frozenset[str], str]]:
                 names, words, previous = [], [], ""
                 continue
             named = kind == "name" and is_name(value, first)
-            if kind == "number" and previous == "name":
+            if kind == "number" and previous == "name":  # 'Grove 6': the name goes on
                 names.append(value)
+                continue
             elif kind == "number":
-                out.append((frozenset([*names, *words[-2:]]), value))
+                out.append((frozenset(names), frozenset(words), value))
             elif previous == "number":
                 names, words = [], []
             if named:
