@@ -178,7 +178,10 @@ def fetch(
     source: Annotated[str | None, typer.Option("--source", help="Fetch only this source.")] = None,
     allow_shrink: Annotated[
         bool,
-        typer.Option("--allow-shrink", help="Accept a source losing more than max_shrink of its records."),
+        typer.Option(
+            "--allow-shrink",
+            help="Accept a source that lost records (an empty or short page, or more than max_shrink).",
+        ),
     ] = False,
     repair: Annotated[
         bool,

@@ -11,7 +11,7 @@ from typing import Any
 from .errors import ConfigError
 from .fsutil import canonical_json, sha256_tag
 
-DEFAULT_MAX_SHRINK = 0.5  # a fetch that loses more than this share of a source's records is refused
+DEFAULT_MAX_SHRINK = 0.1  # a fetch that loses more than this share of a source's records is refused
 SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 PAGINATION_STYLES = ("next_field", "link_header", "page", "offset", "cursor")
 
@@ -243,7 +243,7 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
         max_shrink=f.get("max_shrink", float, DEFAULT_MAX_SHRINK),
     )
     if not 0 < common["max_shrink"] <= 1:
-        raise ConfigError(f"{where}.max_shrink: a share in (0, 1], such as 0.5; got {common['max_shrink']}")
+        raise ConfigError(f"{where}.max_shrink: a share in (0, 1], such as 0.1; got {common['max_shrink']}")
     if kind == "http":
         url = f.get("url", str, required=True)
         if not re.match(r"^(https?|file):", url):
