@@ -1,10 +1,13 @@
-"""Loss: unreadable-source, a layer-1 file skipped; wiki-shrank, a wiki that lost more than half
-its pages since the last compile."""
+"""Loss: unreadable-source, a layer-1 file skipped; symlink, a link no stage follows; wiki-shrank,
+a wiki that lost more than half its pages since the last compile."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
+from ..core.fsutil import walk_files
+from ..transform.layer1 import LAYER1
 from .findings import Finding, finding
 from .state import KB
 
@@ -28,6 +31,21 @@ def rule_shrink(kb: KB) -> Iterator[Finding]:
             f"{WIKI_MAX_SHRINK:.0%} gone); if a source was emptied or deleted by mistake, restore "
             "it and run 'wikic fetch' and 'wikic compile', or 'git checkout wiki/'",
         )
+
+
+def rule_symlinks(kb: KB) -> Iterator[Finding]:
+    """symlink: a symbolic link under ``layer1_sources/``, ``schema/`` or ``wiki/`` (the folder
+    itself included); no stage follows one, so what it points to is neither read nor published."""
+    for folder in (LAYER1, "schema", "wiki"):
+        for rel in walk_files(kb.root, folder, suffix="")[1]:
+            target = os.readlink(kb.root / rel)
+            yield finding(
+                "symlink",
+                rel,
+                None,
+                f"a symbolic link to {target}; wikic never follows one, so it is not read: put the file "
+                "itself here, or remove the link",
+            )
 
 
 def rule_unreadable(kb: KB) -> Iterator[Finding]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import NamedTuple
 
-from ..core.markdown import STOPWORDS, plain_inline
+from ..core.markdown import IMAGE_MARKUP, STOPWORDS, plain_inline
 from ..core.models import SourceDoc
 from .claims import canonical, clauses, direction_of, facts, name_key, reword, scan, statements
 from .draft import Citation
@@ -140,7 +140,7 @@ _ADDRESS = re.compile(
     re.IGNORECASE,
 )
 RAW_HTML = re.compile(r"<(?:!--|/?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>)")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_IMAGE = IMAGE_MARKUP
 _BOUNDARY_BEFORE = re.compile(r"(?:^|[.!?:;|)\]\"'”’]|(?:^|\s)(?:[-*+>]|\d+[.)]))\s*$")
 
 

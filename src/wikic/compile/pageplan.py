@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..core.bm25 import BM25, tokens
+from ..core.errors import ConfigError
 from ..core.facts import facts as field_facts
 from ..core.facts import is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
@@ -330,6 +331,9 @@ def written_as(text: str, docs: list[SourceDoc]) -> str:
     return " ".join(out)
 
 
+RESERVED = ("wiki/index.md", "wiki/log.md")  # and wiki/index/, the sub-indexes
+
+
 class _Pages:
     """The page list as the plan grows it: each page added once, under its type's folder."""
 
@@ -337,13 +341,22 @@ class _Pages:
         self.folders = {name: t.folder for name, t in schema.page_types.items()}
         self.superseded = superseded
         self.pages: list[PageSpec] = []
+        self.paths: dict[str, PageSpec] = {}
         self.homes: dict[str, str] = {}  # layer-1 path → the page that shows it whole
 
     def add(self, type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
         folder = self.folders[type_]
         path = f"wiki/{folder}/{slug}.md" if folder else f"wiki/{slug}.md"
+        taken = self.paths.get(path)
+        if taken is not None or path in RESERVED or path.startswith("wiki/index/"):
+            what = f"the {taken.type} page '{taken.slug}'" if taken else "a file wikic maintains"
+            raise ConfigError(
+                f"schema/wiki.yaml: the {type_} page '{slug}' would be written to {path}, over {what}; "
+                "rename it or give its page type another folder"
+            )
         spec = PageSpec(type_, slug, title, path, tuple(sources), config)
         self.pages.append(spec)
+        self.paths[path] = spec
         return spec
 
     def with_older(self, paths: list[str]) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core.config import Fields, load_yaml, parse_yaml
 from ..core.errors import ConfigError
-from ..core.fsutil import canonical_json, sha256_tag
+from ..core.fsutil import canonical_json, read_regular, sha256_tag
 from .citations import DEFAULT_MIN_OVERLAP
 
 PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes")
@@ -24,6 +24,7 @@ DEFAULT_FOLDERS = {
     "glossary": "",  # wiki/glossary.md
     "changes": "",  # wiki/changes.md
 }
+SINGLE_PAGE_TYPES = ("glossary", "changes")  # one page each, named for the type
 BACKENDS = ("offline", "anthropic", "openai")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
 FOLDER = re.compile(r"^[A-Za-z0-9][\w-]{0,60}(?:/[A-Za-z0-9][\w-]{0,60}){0,4}$")
@@ -215,10 +216,30 @@ def _page_types(top: Fields, path: Path) -> dict[str, PageType]:
                 f"letters, digits, '-' and '_' joined by '/', not 'index', or '' for wiki/ itself "
                 f"(e.g. {DEFAULT_FOLDERS[name]})"
             )
+        if not folder and name not in SINGLE_PAGE_TYPES:
+            raise ConfigError(
+                f"{path}: page_types.{name}.folder: '' would put {name} pages beside wiki/index.md and "
+                f"wiki/log.md, where a page id could overwrite them; name a folder (e.g. {DEFAULT_FOLDERS[name]})"
+            )
         page_types[name] = PageType(name, folder, _str_list(f, "sections"), f.get("description", str, ""))
         f.done()
     pt.done()
+    _distinct_folders(path, page_types)
     return page_types
+
+
+def _distinct_folders(path: Path, page_types: dict[str, PageType]) -> None:
+    """No two page types share a folder (where one's page id could name the other's page),
+    except the single-page types, whose files are named for the type."""
+    owner: dict[str, str] = {}
+    for t in page_types.values():
+        key = "" if t.name in SINGLE_PAGE_TYPES and not t.folder else t.folder
+        other = owner.setdefault(key, t.name)
+        if other != t.name and not {other, t.name} <= set(SINGLE_PAGE_TYPES):
+            raise ConfigError(
+                f"{path}: page_types.{t.name}.folder is '{t.folder}', the folder of page_types.{other}; "
+                "a page of one could overwrite a page of the other: give each page type its own folder"
+            )
 
 
 def _each(top: Fields, path: Path, key: str, read: Callable[[Fields, str], Any]) -> list:
@@ -313,11 +334,16 @@ def _librarian(top: Fields, path: Path) -> Librarian:
 def _librarian_rules(root: Path) -> str:
     rules_path = root / "schema" / "librarian.md"
     try:
-        return rules_path.read_text("utf-8")
+        return read_regular(rules_path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(
             f"{rules_path}: missing; it holds the librarian's rules (see 'wikic init')"
         ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = (
+            "a symbolic link, which wikic never follows" if rules_path.is_symlink() else f"unreadable ({exc})"
+        )
+        raise ConfigError(f"{rules_path}: {why}; replace it with a UTF-8 text file") from None
 
 
 def _unique_ids(path: Path, ids: list[tuple[str, str]]) -> None:

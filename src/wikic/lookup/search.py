@@ -36,9 +36,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core.errors import KBError, UsageError
+from ..core.errors import ConfigError, KBError, UsageError
 from ..core.facts import aliases, plural_stem
-from ..core.fsutil import sha256_tag
+from ..core.fsutil import sha256_tag, walk_files
 from ..core.markdown import STOPWORDS, plain_inline, split_sections, words
 from ..core.models import SourceDoc
 from ..transform.layer1 import LAYER1, parse_doc, require_sources
@@ -403,14 +403,8 @@ def kb_files(root: Path) -> dict[str, str]:
 
 def markdown_files(root: Path, folder: str) -> list[str]:
     """The ``.md`` files under ``root/folder`` as sorted root-relative paths, hidden files and
-    folders aside (``os.walk``: a search runs this on every call, and it is quicker than rglob)."""
-    out = []
-    skip = len(str(root)) + 1
-    for top, dirs, names in os.walk(os.path.join(root, folder)):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        rel = top[skip:].replace(os.sep, "/")
-        out += [f"{rel}/{n}" for n in names if n.endswith(".md") and not n.startswith(".")]
-    return sorted(out)
+    folders and symbolic links aside (one ``scandir`` per folder: a search runs this on every call)."""
+    return walk_files(root, folder)[0]
 
 
 def chunks_of(root: Path, rel: str, kind: str, data: bytes) -> tuple[list[Chunk], SourceDoc | None]:
@@ -512,6 +506,8 @@ class SearchIndex:
         self.db_path = db_path or root / DB_PATH
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self.rebuilt = ""  # why the database was found corrupt and rebuilt, if it was
+        if self.db_path.exists() and not self.db_path.is_file():
+            raise ConfigError(f"{self.db_path}: not a database file; remove it (wikic rebuilds the index)")
         self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
         try:
             self._ensure_schema()
