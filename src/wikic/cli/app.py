@@ -198,7 +198,17 @@ def fetch(
             do_fetch, state.root, config, only=source, progress=bar, allow_shrink=allow_shrink, repair=repair
         )
     table = report_table(
-        "source", "records", "added", "changed", "unchanged", "removed", "pages", "304", "errors", "s"
+        "source",
+        "records",
+        "added",
+        "changed",
+        "unchanged",
+        "removed",
+        "pages",
+        "304",
+        "errors",
+        "s",
+        caption="304: pages the API answered 'not modified' (nothing downloaded again); s: seconds",
     )
     for r in reports:
         table.add_row(
