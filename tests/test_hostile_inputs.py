@@ -107,16 +107,27 @@ def test_a_template_reached_through_a_symlink_is_refused(tree, tmp_path: Path) -
 # ---- page ids and folders never address the KB's own files ---------------------------------------
 
 
+GROVE = {"title": "Grove 6", "sources": ["specs:grove-6"], "match": ["Grove 6"]}
+
+
 @pytest.mark.parametrize(
     ("page_types", "devices", "message"),
     [
-        ({"topic": {"folder": ""}}, [], "page_types.topic.folder: '' would put topic pages beside"),
-        ({"device": {"folder": ""}}, [{"id": "log", "title": "Log"}], "page_types.device.folder: ''"),
+        (
+            {"device": {"folder": ""}},
+            [{"id": "log", **GROVE}],
+            "device id 'log' would be written to wiki/log.md",
+        ),
+        ({"device": {"folder": ""}}, [{"id": "index", **GROVE}], "device id 'index' would be written"),
         ({"device": {"folder": "topics"}}, [], "the folder of page_types.topic"),
-        ({"glossary": {"folder": "devices"}}, [], "the folder of page_types.device"),
+        (  # the glossary beside the devices, and a device named for it: the planner refuses it
+            {"glossary": {"folder": "devices"}},
+            [{"id": "glossary", **GROVE}],
+            "the glossary page 'glossary' would be written to wiki/devices/glossary.md, over the device page",
+        ),
     ],
 )
-def test_page_types_may_not_share_a_folder_or_use_the_wiki_root(
+def test_no_page_id_or_folder_addresses_the_kbs_own_files_or_another_page(
     example_kb: Path, page_types: dict, devices: list, message: str
 ) -> None:
     path = example_kb / "schema" / "wiki.yaml"

@@ -25,11 +25,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import NamedTuple
 
 from ..core.markdown import IMAGE_MARKUP, STOPWORDS, plain_inline
 from ..core.models import SourceDoc
-from .claims import canonical, clauses, direction_of, facts, name_key, reword, scan, statements
+from .claims import canonical, clauses, direction_of, facts, name_key, reword, scan, statements, word_stem
 from .draft import Citation
 
 DEFAULT_MIN_OVERLAP = 0.9
@@ -43,28 +42,6 @@ def stem(word: str) -> str:
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
-
-
-@lru_cache(maxsize=1 << 16)
-def word_stem(word: str) -> str:
-    """The verifier's stem: plural, -ed and -ing endings and a final 'e' go, so 'shade', 'shades',
-    'shaded' and 'shading' are one word, as are 'berry' and 'berries'."""
-    w = word
-    if len(w) <= 3:
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("es") and w[:-2].endswith(("x", "z", "ch", "sh", "o", "ss")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    for suffix in ("ing", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
-            if w[-1] == w[-2] and w[-1] not in "lsz":  # running → run
-                w = w[:-1]
-            break
-    return w[:-1] if w.endswith("e") and len(w) > 3 else w
 
 
 # -- tokens ----------------------------------------------------------------------------------------
@@ -173,7 +150,8 @@ class Negation:
     phrase: tuple[str, str] = ("<end>", "<end>")  # the two words after it, in order
 
 
-class Said(NamedTuple):
+@dataclass(frozen=True)
+class Said:
     """What one sentence says, to compare a restatement with it: its content words (direction
     words aside), the words its negators negate, its direction groups, its words written with a
     capital, and its first content word (capitalised wherever it stands)."""

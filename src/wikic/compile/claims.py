@@ -15,6 +15,29 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+
+@lru_cache(maxsize=1 << 16)
+def word_stem(word: str) -> str:
+    """The verifier's stem: plural, -ed and -ing endings and a final 'e' go, so 'shade', 'shades',
+    'shaded' and 'shading' are one word, as are 'berry' and 'berries'."""
+    w = word
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("es") and w[:-2].endswith(("x", "z", "ch", "sh", "o", "ss")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            if w[-1] == w[-2] and w[-1] not in "lsz":  # running → run
+                w = w[:-1]
+            break
+    return w[:-1] if w.endswith("e") and len(w) > 3 else w
+
+
 # Plain synonyms of common verbs and phrases: each group reads as its first word.
 _VERB_GROUPS = (
     "use employ utilise utilize",
@@ -108,8 +131,6 @@ DIRECTIONS = {w: pole for pole, group in _DIRECTION_GROUPS for w in group.split(
 
 @lru_cache(maxsize=1)
 def _synonyms() -> dict[str, str]:
-    from .citations import word_stem
-
     out = {}
     for group in _VERB_GROUPS:
         head, *_ = words = group.split()
@@ -127,8 +148,6 @@ def canonical(stem: str) -> str:
 
 @lru_cache(maxsize=1)
 def _direction_values() -> dict[str, str]:
-    from .citations import word_stem
-
     return {**{word_stem(w): group for w, group in DIRECTIONS.items()}, **DIRECTIONS}
 
 

@@ -174,12 +174,10 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     ff.done()
     top.done()
     rules = _librarian_rules(root)
-    _unique_ids(
-        path,
-        [("device", d.id) for d in devices]
-        + [("guide", g.id) for g in guides]
-        + [("comparison", c.id) for c in comparisons],
-    )
+    ids = [("device", d.id) for d in devices] + [("guide", g.id) for g in guides]
+    ids += [("comparison", c.id) for c in comparisons]
+    _unique_ids(path, ids)
+    _no_reserved_ids(path, page_types, ids)
     # Page specs carry their own entity, guide or comparison config; this hash covers what every
     # page depends on, so changing it recompiles everything.
     shared = {k: v for k, v in data.items() if k in ("page_types", "librarian", "verify")}
@@ -216,11 +214,6 @@ def _page_types(top: Fields, path: Path) -> dict[str, PageType]:
                 f"letters, digits, '-' and '_' joined by '/', not 'index', or '' for wiki/ itself "
                 f"(e.g. {DEFAULT_FOLDERS[name]})"
             )
-        if not folder and name not in SINGLE_PAGE_TYPES:
-            raise ConfigError(
-                f"{path}: page_types.{name}.folder: '' would put {name} pages beside wiki/index.md and "
-                f"wiki/log.md, where a page id could overwrite them; name a folder (e.g. {DEFAULT_FOLDERS[name]})"
-            )
         page_types[name] = PageType(name, folder, _str_list(f, "sections"), f.get("description", str, ""))
         f.done()
     pt.done()
@@ -229,16 +222,32 @@ def _page_types(top: Fields, path: Path) -> dict[str, PageType]:
 
 
 def _distinct_folders(path: Path, page_types: dict[str, PageType]) -> None:
-    """No two page types share a folder (where one's page id could name the other's page),
-    except the single-page types, whose files are named for the type."""
+    """No two page types with a page per id share a folder, where one's id could name the
+    other's page (the glossary and the change list are one page each, named for the type; the
+    planner refuses any page planned over another)."""
     owner: dict[str, str] = {}
     for t in page_types.values():
-        key = "" if t.name in SINGLE_PAGE_TYPES and not t.folder else t.folder
-        other = owner.setdefault(key, t.name)
-        if other != t.name and not {other, t.name} <= set(SINGLE_PAGE_TYPES):
+        if t.name in SINGLE_PAGE_TYPES:
+            continue
+        other = owner.setdefault(t.folder, t.name)
+        if other != t.name:
             raise ConfigError(
                 f"{path}: page_types.{t.name}.folder is '{t.folder}', the folder of page_types.{other}; "
                 "a page of one could overwrite a page of the other: give each page type its own folder"
+            )
+
+
+RESERVED_IDS = ("index", "log", "changes", "glossary")  # the files wikic keeps in wiki/ itself
+
+
+def _no_reserved_ids(path: Path, page_types: dict[str, PageType], ids: list[tuple[str, str]]) -> None:
+    """A page id of a type kept in ``wiki/`` itself never names index.md, log.md, changes.md or
+    glossary.md."""
+    for kind, ident in ids:
+        if not page_types[kind].folder and ident in RESERVED_IDS:
+            raise ConfigError(
+                f"{path}: {kind} id '{ident}' would be written to wiki/{ident}.md, a file wikic keeps; "
+                f"rename it, or give page_types.{kind} a folder"
             )
 
 

@@ -7,7 +7,6 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from ..core.config import MAX_YAML_VALUES, too_large
 from ..core.errors import KBError
 from ..core.fsutil import read_regular, sha256_tag, walk_files
 from ..core.markdown import split_sections, without_controls
@@ -38,6 +37,8 @@ def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
     be read (nested too deeply, aliases that expand past ``MAX_YAML_VALUES``) are ``KBError``s."""
     import frontmatter  # here, not at the top: lookups that only read the search index skip it
     import yaml
+
+    from ..core.config import MAX_YAML_VALUES, too_large  # and config's imports (typing) with it
 
     rel = path.relative_to(root).as_posix()
     parts = Path(rel).parts
