@@ -42,7 +42,7 @@ from ..core.markdown import (
     words,
 )
 from ..core.models import SourceDoc
-from .search import query_terms
+from .text import query_terms
 
 DOCS = 5  # documents (in the lookup's order) whose units are candidates
 SHORT_SECTION = 60  # words: a section this short is given whole around its best unit
@@ -492,9 +492,12 @@ class Scorer:
         for name in names:
             toks = [plural_stem(w) for w in name]
             n = len(toks)
-            if not toks or max(self.weight(w) for w in name) < RARE_NAME:
-                continue
-            out += [(i, i + n) for i in range(len(self.tokens) - n + 1) if self.tokens[i : i + n] == toks]
+            found = [
+                (i, i + n) for i in range(len(self.tokens) - n + 1) if toks and self.tokens[i : i + n] == toks
+            ]
+            # weighed only when the question uses it: its words are then the question's own
+            if found and max(self.weight(w) for w in name) >= RARE_NAME:
+                out += found
         return out
 
     def named(self, docs: Sequence[SourceDoc]) -> set[str]:
@@ -561,15 +564,18 @@ def candidate_units(
     """Every unit of the first ``DOCS`` documents the refs name, with its section's rank; never
     one of a section a newer document replaces (``superseded``, as ``versions.supersession``)."""
     ranks: dict[str, int] = {}
-    order: list[str] = []
     for rank, ref in enumerate(refs):
         ranks.setdefault(ref, rank)
+    order: list[str] = []  # the first DOCS documents the refs name (read only until they are found)
+    for ref in ranks:
         path = ref.partition("#")[0]
+        if len(order) == DOCS:
+            break
         if path not in order and path in docs:
             order.append(path)
     out: list[Candidate] = []
-    named_docs = scorer.named([docs[p] for p in order[:DOCS]])
-    for path in order[:DOCS]:
+    named_docs = scorer.named([docs[p] for p in order])
+    for path in order:
         doc = docs[path]
         first = min(r for ref, r in ranks.items() if ref.partition("#")[0] == path)
         named = path in named_docs
