@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from apiserver import ApiServer  # noqa: E402
 
 from wikic.core.config import load_sources  # noqa: E402
-from wikic.fetch.http import fetch  # noqa: E402
+from wikic.fetch.run import fetch  # noqa: E402
 from wikic.transform.layer1 import LAYER1  # noqa: E402
 from wikic.transform.run import STATE, transform  # noqa: E402
 

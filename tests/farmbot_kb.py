@@ -13,7 +13,7 @@ import yaml
 from apiserver import ApiServer
 
 from wikic.core.config import load_sources
-from wikic.fetch.http import fetch
+from wikic.fetch.run import fetch
 from wikic.transform.run import transform
 
 REPO = Path(__file__).resolve().parents[1]

@@ -26,8 +26,8 @@ from wikic.compile.draft import CITE_LINK
 from wikic.compile.run import compile_wiki
 from wikic.core.config import load_sources
 from wikic.core.models import Record
-from wikic.fetch.http import fetch
 from wikic.fetch.layer0 import SourceStore
+from wikic.fetch.run import fetch
 from wikic.transform.run import transform
 
 REPO = Path(__file__).resolve().parents[1]

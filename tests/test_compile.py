@@ -23,7 +23,7 @@ from wikic.compile.run import compile_wiki
 from wikic.core.config import load_sources
 from wikic.core.errors import ConfigError
 from wikic.core.markdown import github_slug
-from wikic.fetch.http import fetch
+from wikic.fetch.run import fetch
 from wikic.transform.run import transform
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, pa
 
 from wikic.compile.run import compile_wiki
 from wikic.core.config import load_sources
-from wikic.fetch.http import fetch
+from wikic.fetch.run import fetch
 from wikic.transform.run import transform
 
 pytestmark = pytest.mark.skipif(

@@ -9,8 +9,8 @@ from conftest import changed_files, snapshot_tree
 from farmbot_kb import CORPUS, available, serve, write_schema
 
 from wikic.core.config import load_sources
-from wikic.fetch.http import fetch
 from wikic.fetch.layer0 import LAYER0
+from wikic.fetch.run import fetch
 from wikic.transform.layer1 import LAYER1, load_layer1
 from wikic.transform.run import transform
 

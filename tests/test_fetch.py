@@ -15,8 +15,9 @@ from wikic.cli.app import app
 from wikic.core.config import load_sources
 from wikic.core.errors import ConfigError
 from wikic.fetch import http as fetch_mod
-from wikic.fetch.http import FetchReport, fetch
 from wikic.fetch.layer0 import LAYER0, MANIFEST
+from wikic.fetch.report import FetchReport
+from wikic.fetch.run import fetch
 from wikic.transform.run import transform
 
 SECRET = "s3cr3t-token-value-0123456789"

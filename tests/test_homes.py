@@ -15,7 +15,7 @@ from wikic.compile.pageplan import plan
 from wikic.compile.run import compile_wiki
 from wikic.compile.schema import load_wiki_schema
 from wikic.core.config import load_sources
-from wikic.fetch.http import fetch
+from wikic.fetch.run import fetch
 from wikic.onboard.scaffold import init_kb
 from wikic.transform.layer1 import load_layer1
 from wikic.transform.run import transform
@@ -146,7 +146,9 @@ def test_check_compares_a_published_fact_with_its_frontmatter(tmp_path: Path) ->
 
 def test_fact_fields_to_show_or_hide_are_configurable(tmp_path: Path) -> None:
     part = {"title": "Gantry plate", "weight_kg": 1.5, "height_cm": 20, "internal_code": "GX-7"}
-    wiki = yaml.safe_load((Path(__file__).parents[1] / "src/wikic/onboard/kb_template/schema/wiki.yaml").read_text())
+    wiki = yaml.safe_load(
+        (Path(__file__).parents[1] / "src/wikic/onboard/kb_template/schema/wiki.yaml").read_text()
+    )
     wiki["facts"] = {"hide": ["internal_code"]}
     root = _kb(tmp_path, {"layer1_sources/parts/gantry.md": part}, wiki)
     compile_wiki(root)

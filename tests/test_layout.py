@@ -68,7 +68,10 @@ def test_no_stage_imports_a_later_one():
 
 def test_no_import_cycle_between_modules():
     modules = _modules()
-    graph = {name: {t for t in _imports(name, path) if t in modules and t != name} for name, path in modules.items()}
+    graph = {
+        name: {t for t in _imports(name, path) if t in modules and t != name}
+        for name, path in modules.items()
+    }
     # a package's __init__ is imported with each of its modules; count only real module edges
     graph = {n: {t for t in ts if modules[t].name != "__init__.py"} for n, ts in graph.items()}
     cycles = []
@@ -92,7 +95,9 @@ def test_no_import_cycle_between_modules():
 def test_importing_a_stage_loads_no_later_stage():
     """Each package and module imported alone, in a fresh interpreter: nothing of a later stage
     is loaded at import time."""
-    names = [m.name for m in pkgutil.walk_packages(wikic.__path__, "wikic.") if not m.name.endswith("__main__")]
+    names = [
+        m.name for m in pkgutil.walk_packages(wikic.__path__, "wikic.") if not m.name.endswith("__main__")
+    ]
     names.sort(key=lambda n: STAGES.index(n.split(".")[1]))  # earlier stages first: nothing masks them
     code = (
         "import importlib, sys\n"

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from wikic.cli.app import app
 from wikic.core.config import load_sources
-from wikic.fetch.http import fetch
+from wikic.fetch.run import fetch
 from wikic.onboard.infer import onboard, redact_headers, redact_url, source_name
 from wikic.transform.run import transform
 

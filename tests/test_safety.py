@@ -11,8 +11,9 @@ import pytest
 
 from wikic.check.run import check
 from wikic.compile.draft import Block, Citation, Draft, Sentence
+from wikic.compile.finish import keep_out_of_lead
 from wikic.compile.librarian.base import PageJob, Usage
-from wikic.compile.run import compile_wiki, keep_out_of_lead
+from wikic.compile.run import compile_wiki
 from wikic.compile.safety import sanitize, suspicious
 from wikic.lookup.ask import Lookup
 

@@ -13,8 +13,8 @@ import yaml
 from conftest import changed_files, snapshot_tree
 
 from wikic.core.config import load_sources
-from wikic.fetch.http import fetch
 from wikic.fetch.layer0 import LAYER0, MANIFEST
+from wikic.fetch.run import fetch
 from wikic.transform.layer1 import LAYER1, load_layer1
 from wikic.transform.run import STATE, TransformReport, dump_frontmatter, transform
 

@@ -13,7 +13,7 @@ from .state import KB
 def rule_shrink(kb: KB) -> Iterator[Finding]:
     """wiki-shrank: fewer pages now than ``1 - DEFAULT_MAX_SHRINK`` of the pages there were
     before or after the last compile (read from its state in ``.wikic/``)."""
-    from ..compile.run import load_state
+    from ..compile.state import load_state
 
     counts = (load_state(kb.root) or {}).get("wiki_pages") or {}
     before = max(int(counts.get("before") or 0), int(counts.get("after") or 0))

@@ -187,7 +187,7 @@ def fetch(
 ) -> None:
     """Pull every configured source into layer 0 (write-once snapshots)."""
     from ..core.config import load_sources
-    from ..fetch.http import fetch as do_fetch
+    from ..fetch.run import fetch as do_fetch
 
     config = run(load_sources, state.root)
     with progress_bar() as bar:

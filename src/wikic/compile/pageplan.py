@@ -330,96 +330,131 @@ def written_as(text: str, docs: list[SourceDoc]) -> str:
     return " ".join(out)
 
 
-def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
-    superseded = supersession(docs, schema.versions)
-    pages: list[PageSpec] = []
-    used: set[str] = set()
-    folders = {name: t.folder for name, t in schema.page_types.items()}
+class _Pages:
+    """The page list as the plan grows it: each page added once, under its type's folder."""
 
-    def add(type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
-        path = f"wiki/{folders[type_]}/{slug}.md" if folders[type_] else f"wiki/{slug}.md"
+    def __init__(self, schema: WikiSchema, superseded: dict[str, str]):
+        self.folders = {name: t.folder for name, t in schema.page_types.items()}
+        self.superseded = superseded
+        self.pages: list[PageSpec] = []
+        self.homes: dict[str, str] = {}  # layer-1 path → the page that shows it whole
+
+    def add(self, type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
+        folder = self.folders[type_]
+        path = f"wiki/{folder}/{slug}.md" if folder else f"wiki/{slug}.md"
         spec = PageSpec(type_, slug, title, path, tuple(sources), config)
-        pages.append(spec)
-        used.update(sources)
+        self.pages.append(spec)
         return spec
 
-    def with_older(paths: list[str]) -> list[str]:
+    def with_older(self, paths: list[str]) -> list[str]:
         """Append the older versions each document supersedes, so the page can note them."""
         out = list(paths)
-        for old, new in sorted(superseded.items()):
+        for old, new in sorted(self.superseded.items()):
             old = old.partition("#")[0]  # a superseded section: its document
-            if current_of(new, superseded) in paths and old not in out:
+            if current_of(new, self.superseded) in paths and old not in out:
                 out.append(old)
         return out
 
-    by_path = {d.path: d for d in docs}
-    notes: list[str] = []
+
+def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
+    """Every page of the wiki and the sources each is made from, in a fixed order: devices,
+    comparisons, guides, topics (the home of every other source), device families; then what
+    the whole KB yields (the timeline, disagreements, the change list, the glossary, links)."""
+    superseded = supersession(docs, schema.versions)
+    pages = _Pages(schema, superseded)
     facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
-    homes: dict[str, str] = {}
+    device_specs = plan_devices(pages, schema, docs, facts_config)
+    notes = plan_comparisons(pages, schema, docs, device_specs)
+    plan_guides(pages, schema, docs)
+    homed = {p for s in device_specs for p in s.config["spec_paths"]}
+    reasons: dict[str, str] = {}
+    pool = topic_pool(docs, superseded, homed, reasons)
+    plan_topics(pages, schema, docs, pool, facts_config)
+    for old, new in superseded.items():
+        home = pages.homes.get(current_of(new, superseded))
+        if home is not None:
+            pages.homes[old] = home  # an older version is quoted, whole, in a note where its successor lives
+    for d in docs:
+        if d.path not in pages.homes and d.path not in reasons:
+            reasons[d.path] = (
+                "superseded by a document that has no home" if d.path in superseded else "no rule"
+            )
+    plan_hubs(pages, docs, device_specs)
+    the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes)
+    plan_kb_wide(the_plan, pages, docs)
+    return the_plan
+
+
+def plan_devices(
+    pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], facts_config: dict
+) -> list[PageSpec]:
+    """One page per configured device that some source is about; its spec pages live there."""
     device_specs = []
     for device in schema.devices:
-        found = device_sources(device, docs, superseded)
-        if found:
-            specs = [d.path for d in found if any(d.answers_to(r) for r in device.sources)]
-            specs = [
-                p for p in specs if p not in homes
-            ]  # a spec page shared by two devices lives on the first
-            spec = add(
-                "device",
-                device.id,
-                device.title,
-                with_older(specs) + [d.path for d in found if d.path not in specs],
-                {
-                    "device": device.__dict__,
-                    "spec_sources": list(device.sources),
-                    "spec_paths": specs,
-                    "facts": facts_config,
-                },
-            )
-            device_specs.append(spec)
-            homes.update(dict.fromkeys(specs, spec.path))
+        found = device_sources(device, docs, pages.superseded)
+        if not found:
+            continue
+        specs = [d.path for d in found if any(d.answers_to(r) for r in device.sources)]
+        specs = [
+            p for p in specs if p not in pages.homes
+        ]  # a spec page shared by two devices lives on the first
+        sources = pages.with_older(specs) + [d.path for d in found if d.path not in specs]
+        config = {"device": device.__dict__, "spec_sources": list(device.sources), "spec_paths": specs}
+        spec = pages.add("device", device.id, device.title, sources, {**config, "facts": facts_config})
+        device_specs.append(spec)
+        pages.homes.update(dict.fromkeys(specs, spec.path))
+    return device_specs
+
+
+def plan_comparisons(
+    pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], device_specs: list[PageSpec]
+) -> list[str]:
+    """A comparison of devices (by the facts their sources state) or of a source's records (by
+    their fields); notes for comparisons left out because no row has a value."""
+    by_path = {d.path: d for d in docs}
+    notes = []
     for comp in schema.comparisons:
         if comp.of == "devices":
             # Rows are devices; the sources are those that state a compared fact about one.
             wanted = set(comp.fields)
             srcs: list[str] = []
             for spec in device_specs:
-                current = [versions.current_view(by_path[p], superseded) for p in spec.sources]
-                facts = device_facts(spec.config["device"], [d for d in current if d.path not in superseded])
+                current = [versions.current_view(by_path[p], pages.superseded) for p in spec.sources]
+                current = [d for d in current if d.path not in pages.superseded]
+                facts = device_facts(spec.config["device"], current)
                 srcs += [c.path for k, _, c in facts if k in wanted and c.path not in srcs]
             if srcs:
-                add(
-                    "comparison",
-                    comp.id,
-                    comp.title,
-                    srcs,
-                    {"comparison": comp.__dict__, "devices": [s.config["device"] for s in device_specs]},
+                devices = [s.config["device"] for s in device_specs]
+                pages.add(
+                    "comparison", comp.id, comp.title, srcs, {"comparison": comp.__dict__, "devices": devices}
                 )
             continue
         rows = comparison_rows(comp, docs)
         known = [f for f in comp.fields if any(not is_unknown(d.meta.get(f)) for d in rows)]
         if rows and known:  # a column no row knows (all 0 or empty) says nothing
             config = {"comparison": comp.__dict__, "fields": known}
-            add("comparison", comp.id, comp.title, [d.path for d in rows], config)
+            pages.add("comparison", comp.id, comp.title, [d.path for d in rows], config)
         elif rows:
             notes.append(
                 f"comparison '{comp.id}': none of its {len(rows)} rows has a value for {', '.join(comp.fields)}; not written"
             )
+    return notes
+
+
+def plan_guides(pages: _Pages, schema: WikiSchema, docs: list[SourceDoc]) -> None:
     for guide in schema.guides:
-        sections = guide_sections(guide, docs, superseded)
+        sections = guide_sections(guide, docs, pages.superseded)
         if sections:
             srcs = list(dict.fromkeys(p for p, _ in sections))
-            add(
-                "guide",
-                guide.id,
-                guide.title,
-                with_older(srcs),
-                {"guide": guide.__dict__, "sections": [list(s) for s in sections]},
-            )
-    # Every other document is homed on a topic page: by its source's rule, or by a default rule
-    # that groups the source by its most informative field (else by shared title words).
-    homed = {p for s in device_specs for p in s.config["spec_paths"]}
-    reasons: dict[str, str] = {}
+            config = {"guide": guide.__dict__, "sections": [list(s) for s in sections]}
+            pages.add("guide", guide.id, guide.title, pages.with_older(srcs), config)
+
+
+def topic_pool(
+    docs: list[SourceDoc], superseded: dict[str, str], homed: set[str], reasons: dict[str, str]
+) -> list[SourceDoc]:
+    """The documents a topic page must home: current, not a device's spec page, with something
+    to show (those with nothing get a reason instead)."""
     pool: list[SourceDoc] = []
     for d in docs:
         if d.path in superseded or d.path in homed:
@@ -428,7 +463,16 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
             reasons[d.path] = "no text and no fields to show"
             continue
         pool.append(d)
-    # One subject, one page: groups of different sources with the same title share a page.
+    return pool
+
+
+def plan_topics(
+    pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], pool: list[SourceDoc], facts_config: dict
+) -> None:
+    """Every other document is homed on a topic page: by its source's rule, or by a default rule
+    that groups the source by its most informative field (else by shared title words). One
+    subject, one page: groups of different sources with the same title share a page."""
+    superseded = pages.superseded
     topics: dict[str, tuple[str, list[str], list[str], dict[str, list]]] = {}
     family: dict[str, str] = {}
     for rule in topic_rules(schema.topics, pool):
@@ -453,43 +497,37 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
         config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
         if family.get(slug):
             config["family"] = family[slug]
-        spec = add("topic", slug, title, with_older(members), config)
-        homes.update(dict.fromkeys(members, spec.path))
-    for old, new in superseded.items():
-        home = homes.get(current_of(new, superseded))
-        if home is not None:
-            homes[old] = home  # an older version is quoted, whole, in a note where its successor lives
-    for d in docs:
-        if d.path not in homes and d.path not in reasons:
-            reasons[d.path] = (
-                "superseded by a document that has no home" if d.path in superseded else "no rule"
-            )
-    unplaced = sorted(reasons)
-    current = [d for d in docs if d.path not in superseded]
+        spec = pages.add("topic", slug, title, pages.with_older(members), config)
+        pages.homes.update(dict.fromkeys(members, spec.path))
+
+
+def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]) -> None:
+    """A hub per family of devices, each model with its defining sentence."""
+    by_path = {d.path: d for d in docs}
     for slug, title, members in device_families(device_specs):
         found = [defining_sentence(s.config["device"], [by_path[p] for p in s.sources]) for s in members]
-        config = {
-            "models": [
-                [s.path, s.title] + (list(f) if f else []) for s, f in zip(members, found, strict=True)
-            ]
-        }
-        add("hub", slug, title, sorted({f[0] for f in found if f}), config)
-    the_plan = Plan(pages, unplaced, superseded, homes, reasons, notes=notes)
+        models = [[s.path, s.title] + (list(f) if f else []) for s, f in zip(members, found, strict=True)]
+        pages.add("hub", slug, title, sorted({f[0] for f in found if f}), {"models": models})
+
+
+def plan_kb_wide(the_plan: Plan, pages: _Pages, docs: list[SourceDoc]) -> None:
+    """What only the whole KB shows: the timeline of changed statements and the change list,
+    disagreements between sources, the glossary, and the links between pages."""
+    current = [d for d in docs if d.path not in the_plan.superseded_by]
     said = {d.path: sentences_of(d) for d in current}
     df = document_frequencies(current)
-    the_plan.timeline = timeline(docs, superseded, said, df)
+    the_plan.timeline = timeline(docs, the_plan.superseded_by, said, df)
     the_plan.disputes = disagreements(current, said, df)
     chains = change_entries(the_plan.timeline)
     if chains:
         sources = sorted({s[0] for c in chains for s in c["statements"]})
-        add("changes", "changes", "What changed", sources, {"chains": chains})
+        pages.add("changes", "changes", "What changed", sources, {"chains": chains})
     terms = definitions(current, said)
     subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms])
     entries = glossary(terms, subjects)
     if entries:
-        add("glossary", "glossary", "Glossary", sorted({e[1] for e in entries}), {"entries": entries})
+        pages.add("glossary", "glossary", "Glossary", sorted({e[1] for e in entries}), {"entries": entries})
     link_pages(the_plan, docs, subjects)
-    return the_plan
 
 
 def section_keys(spec: PageSpec) -> list[str]:

@@ -4,6 +4,7 @@ and ``schema/librarian.md`` (the librarian's rules)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,121 +153,13 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     path = root / "schema" / "wiki.yaml"
     data = load_yaml(path) if text is None else parse_yaml(text, path)
     top = Fields(data, str(path))
-
-    page_types = {}
-    pt = Fields(top.get("page_types", dict, {}), f"{path}: page_types")
-    for name in PAGE_TYPES:
-        f = Fields(pt.get(name, dict, {}), f"{path}: page_types.{name}")
-        folder = f.get("folder", str, DEFAULT_FOLDERS[name])
-        if folder and (not FOLDER.match(folder) or folder.split("/")[0] == "index"):  # '': wiki/ itself
-            raise ConfigError(
-                f"{path}: page_types.{name}.folder: {folder!r} must be a folder inside wiki/: names of "
-                f"letters, digits, '-' and '_' joined by '/', not 'index', or '' for wiki/ itself "
-                f"(e.g. {DEFAULT_FOLDERS[name]})"
-            )
-        page_types[name] = PageType(
-            name,
-            folder,
-            _str_list(f, "sections"),
-            f.get("description", str, ""),
-        )
-        f.done()
-    pt.done()
-
-    devices = []
-    for i, item in enumerate(_items(top.get("devices", list), f"{path}: devices")):
-        where = f"{path}: devices[{i}]"
-        f = Fields(item, where)
-        devices.append(
-            Device(
-                _slug(f, where),
-                f.get("title", str, required=True),
-                _str_list(f, "sources"),
-                _str_list(f, "match"),
-                _str_list(f, "exclude"),
-                _str_list(f, "fields"),
-            )
-        )
-        f.done()
-
-    guides = []
-    for i, item in enumerate(_items(top.get("guides", list), f"{path}: guides")):
-        where = f"{path}: guides[{i}]"
-        f = Fields(item, where)
-        guides.append(
-            Guide(
-                _slug(f, where),
-                f.get("title", str, required=True),
-                f.get("purpose", str, required=True),
-                f.get("query", str, required=True),
-                _str_list(f, "sources"),
-                f.positive("limit", 8),
-            )
-        )
-        f.done()
-
-    comparisons = []
-    for i, item in enumerate(_items(top.get("comparisons", list), f"{path}: comparisons")):
-        where = f"{path}: comparisons[{i}]"
-        f = Fields(item, where)
-        comparisons.append(
-            Comparison(
-                _slug(f, where),
-                f.get("title", str, required=True),
-                f.get("of", str, required=True),
-                _str_list(f, "fields"),
-                f.get("where", dict, {}),
-                _str_list(f, "rows"),
-                f.get("purpose", str, ""),
-            )
-        )
-        if not comparisons[-1].fields:
-            raise ConfigError(f"{where}.fields: list the fields to compare")
-        f.done()
-
-    topics = []
-    for i, item in enumerate(_items(top.get("topics", list), f"{path}: topics")):
-        f = Fields(item, f"{path}: topics[{i}]")
-        titles = f.get("titles", dict, {})
-        topics.append(
-            TopicRule(
-                f.get("source", str, required=True),
-                f.get("group_by", str, ""),
-                {str(k): str(v) for k, v in titles.items()},
-                f.positive("max_sources", 12),
-                f.get("mentions", int, 0),
-            )
-        )
-        f.done()
-
-    versions = []
-    for i, item in enumerate(_items(top.get("versions", list), f"{path}: versions")):
-        f = Fields(item, f"{path}: versions[{i}]")
-        versions.append(VersionChain(f.get("source", str, required=True), _str_list(f, "chain")))
-        if len(versions[-1].chain) < 2:
-            raise ConfigError(f"{path}: versions[{i}].chain: list at least two documents, oldest first")
-        f.done()
-
-    lf = Fields(top.get("librarian", dict, {}), f"{path}: librarian")
-    librarian = Librarian(
-        backend=lf.choice("backend", BACKENDS, "offline"),
-        model=lf.get("model", str, ""),
-        base_url=lf.get("base_url", str, ""),
-        concurrency=lf.positive("concurrency", 4),
-        max_tokens=lf.positive("max_tokens", 2048),
-        timeout=lf.positive("timeout", 600.0),
-        context_tokens=lf.get("context_tokens", int, 0),
-        page_chars=lf.positive("page_chars", 8000),
-        price_in_per_mtok=lf.get("price_in_per_mtok", float, 3.0),
-        price_out_per_mtok=lf.get("price_out_per_mtok", float, 15.0),
-    )
-    lf.done()
-    if librarian.context_tokens < 0 or 0 < librarian.context_tokens <= librarian.max_tokens:
-        raise ConfigError(
-            f"{path}: librarian.context_tokens ({librarian.context_tokens}) must be above "
-            f"librarian.max_tokens ({librarian.max_tokens}): the prompt and the reply share the context"
-        )
-
+    page_types = _page_types(top, path)
+    devices = _each(top, path, "devices", _device)
+    guides = _each(top, path, "guides", _guide)
+    comparisons = _each(top, path, "comparisons", _comparison)
+    topics = _each(top, path, "topics", _topic_rule)
+    versions = _each(top, path, "versions", _version_chain)
+    librarian = _librarian(top, path)
     idx = Fields(top.get("index", dict, {}), f"{path}: index")
     budget = idx.positive("token_budget", 3000)
     idx.done()
@@ -279,24 +172,13 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     facts_show, facts_hide = _str_list(ff, "show"), _str_list(ff, "hide")
     ff.done()
     top.done()
-
-    rules_path = root / "schema" / "librarian.md"
-    try:
-        rules = rules_path.read_text("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{rules_path}: missing; it holds the librarian's rules (see 'wikic init')"
-        ) from None
-    ids = (
+    rules = _librarian_rules(root)
+    _unique_ids(
+        path,
         [("device", d.id) for d in devices]
         + [("guide", g.id) for g in guides]
-        + [("comparison", c.id) for c in comparisons]
+        + [("comparison", c.id) for c in comparisons],
     )
-    seen = set()
-    for kind, ident in ids:
-        if (kind, ident) in seen:
-            raise ConfigError(f"{path}: two {kind}s have id '{ident}'; ids must be unique")
-        seen.add((kind, ident))
     # Page specs carry their own entity, guide or comparison config; this hash covers what every
     # page depends on, so changing it recompiles everything.
     shared = {k: v for k, v in data.items() if k in ("page_types", "librarian", "verify")}
@@ -319,3 +201,128 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
         facts_hide,
         tuple(versions),
     )
+
+
+def _page_types(top: Fields, path: Path) -> dict[str, PageType]:
+    page_types = {}
+    pt = Fields(top.get("page_types", dict, {}), f"{path}: page_types")
+    for name in PAGE_TYPES:
+        f = Fields(pt.get(name, dict, {}), f"{path}: page_types.{name}")
+        folder = f.get("folder", str, DEFAULT_FOLDERS[name])
+        if folder and (not FOLDER.match(folder) or folder.split("/")[0] == "index"):  # '': wiki/ itself
+            raise ConfigError(
+                f"{path}: page_types.{name}.folder: {folder!r} must be a folder inside wiki/: names of "
+                f"letters, digits, '-' and '_' joined by '/', not 'index', or '' for wiki/ itself "
+                f"(e.g. {DEFAULT_FOLDERS[name]})"
+            )
+        page_types[name] = PageType(name, folder, _str_list(f, "sections"), f.get("description", str, ""))
+        f.done()
+    pt.done()
+    return page_types
+
+
+def _each(top: Fields, path: Path, key: str, read: Callable[[Fields, str], Any]) -> list:
+    """Each item of the list under ``key``, read by ``read`` and checked for leftover keys."""
+    out = []
+    for i, item in enumerate(_items(top.get(key, list), f"{path}: {key}")):
+        where = f"{path}: {key}[{i}]"
+        f = Fields(item, where)
+        out.append(read(f, where))
+        f.done()
+    return out
+
+
+def _device(f: Fields, where: str) -> Device:
+    return Device(
+        _slug(f, where),
+        f.get("title", str, required=True),
+        _str_list(f, "sources"),
+        _str_list(f, "match"),
+        _str_list(f, "exclude"),
+        _str_list(f, "fields"),
+    )
+
+
+def _guide(f: Fields, where: str) -> Guide:
+    return Guide(
+        _slug(f, where),
+        f.get("title", str, required=True),
+        f.get("purpose", str, required=True),
+        f.get("query", str, required=True),
+        _str_list(f, "sources"),
+        f.positive("limit", 8),
+    )
+
+
+def _comparison(f: Fields, where: str) -> Comparison:
+    comparison = Comparison(
+        _slug(f, where),
+        f.get("title", str, required=True),
+        f.get("of", str, required=True),
+        _str_list(f, "fields"),
+        f.get("where", dict, {}),
+        _str_list(f, "rows"),
+        f.get("purpose", str, ""),
+    )
+    if not comparison.fields:
+        raise ConfigError(f"{where}.fields: list the fields to compare")
+    return comparison
+
+
+def _topic_rule(f: Fields, where: str) -> TopicRule:
+    titles = f.get("titles", dict, {})
+    return TopicRule(
+        f.get("source", str, required=True),
+        f.get("group_by", str, ""),
+        {str(k): str(v) for k, v in titles.items()},
+        f.positive("max_sources", 12),
+        f.get("mentions", int, 0),
+    )
+
+
+def _version_chain(f: Fields, where: str) -> VersionChain:
+    chain = VersionChain(f.get("source", str, required=True), _str_list(f, "chain"))
+    if len(chain.chain) < 2:
+        raise ConfigError(f"{where}.chain: list at least two documents, oldest first")
+    return chain
+
+
+def _librarian(top: Fields, path: Path) -> Librarian:
+    lf = Fields(top.get("librarian", dict, {}), f"{path}: librarian")
+    librarian = Librarian(
+        backend=lf.choice("backend", BACKENDS, "offline"),
+        model=lf.get("model", str, ""),
+        base_url=lf.get("base_url", str, ""),
+        concurrency=lf.positive("concurrency", 4),
+        max_tokens=lf.positive("max_tokens", 2048),
+        timeout=lf.positive("timeout", 600.0),
+        context_tokens=lf.get("context_tokens", int, 0),
+        page_chars=lf.positive("page_chars", 8000),
+        price_in_per_mtok=lf.get("price_in_per_mtok", float, 3.0),
+        price_out_per_mtok=lf.get("price_out_per_mtok", float, 15.0),
+    )
+    lf.done()
+    if librarian.context_tokens < 0 or 0 < librarian.context_tokens <= librarian.max_tokens:
+        raise ConfigError(
+            f"{path}: librarian.context_tokens ({librarian.context_tokens}) must be above "
+            f"librarian.max_tokens ({librarian.max_tokens}): the prompt and the reply share the context"
+        )
+    return librarian
+
+
+def _librarian_rules(root: Path) -> str:
+    rules_path = root / "schema" / "librarian.md"
+    try:
+        return rules_path.read_text("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{rules_path}: missing; it holds the librarian's rules (see 'wikic init')"
+        ) from None
+
+
+def _unique_ids(path: Path, ids: list[tuple[str, str]]) -> None:
+    seen = set()
+    for kind, ident in ids:
+        if (kind, ident) in seen:
+            raise ConfigError(f"{path}: two {kind}s have id '{ident}'; ids must be unique")
+        seen.add((kind, ident))

@@ -1,9 +1,6 @@
-"""Fetch stage: pull every configured source into layer 0.
-
-HTTP sources page through an API (five pagination styles) with retries, conditional requests,
-a size cap and bounded concurrency; ``files`` sources read a local folder. Each record lands in
-``layer0.SourceStore``, which writes a new snapshot only for new or changed content.
-"""
+"""HTTP sources: page through an API (five pagination styles) with retries, conditional requests,
+a size cap and bounded concurrency, and store each record of each page in layer 0. Secrets in
+headers and URLs come from the environment and are redacted from every message."""
 
 from __future__ import annotations
 
@@ -16,46 +13,24 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
-import frontmatter
 import httpx
-import yaml
 
-from ..core.config import SourceConfig, SourcesConfig
+from ..core.config import SourceConfig
 from ..core.errors import ConfigError, SourceError
-from ..core.fsutil import kb_lock
 from ..core.models import Record
 from .layer0 import SourceStore
+from .report import FetchReport, Progress, now_iso
 
 USER_AGENT = "wikic-fetch"
 RETRY_STATUS = {429, 500, 502, 503, 504, 529}
 MAX_REDIRECTS = 5
 MAX_RETRY_AFTER = 120.0  # seconds; a server asking for longer is reported
-Progress = Callable[[str, int, int | None], None]  # (source, records so far, total if known)
-
-
-@dataclass
-class FetchReport:
-    source: str
-    added: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    removed: list[str] = field(default_factory=list)
-    pages: int = 0
-    not_modified: int = 0
-    errors: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    exit_code: int = 0  # 2 when the source's configuration is at fault, else 1 with errors
-    repaired: list[str] = field(default_factory=list)  # snapshots restored by --repair
-
-    @property
-    def records(self) -> int:
-        return self.added + self.changed + self.unchanged
 
 
 @dataclass
@@ -65,10 +40,6 @@ class Page:
     next_url: str | None = None
     not_modified_ids: list[str] | None = None  # set on HTTP 304: ids the page held last time
     validators: dict[str, Any] | None = None  # ETag/Last-Modified to keep once the page is stored
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def dotted(data: Any, path: str) -> Any:
@@ -486,6 +457,19 @@ def _iter_numbered(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, 
             i += len(batch)
 
 
+def record_id(cfg: SourceConfig, item: Any, n: int, seen: set[str]) -> tuple[str, str]:
+    """The id of the ``n``-th record of a page, and why it must be skipped ('' when it need not)."""
+    rid = dotted(item, cfg.id) if isinstance(item, dict) else None
+    if rid is None or isinstance(rid, (dict, list)) or str(rid).strip() == "":
+        return "", f"record #{n + 1} has no usable '{cfg.id}' field; it was skipped"
+    rid = str(rid)
+    if nesting(item) > MAX_DEPTH:
+        return rid, f"nested more than {MAX_DEPTH} levels deep; skipped"
+    if rid in seen:
+        return rid, "duplicate id; the first occurrence was kept"
+    return rid, ""
+
+
 def fetch_http(
     cfg: SourceConfig,
     store: SourceStore,
@@ -515,41 +499,9 @@ def fetch_http(
         ids = []
         page_complete = True
         for n, item in enumerate(page.items):
-            rid = dotted(item, cfg.id) if isinstance(item, dict) else None
-            if rid is None or isinstance(rid, (dict, list)) or str(rid).strip() == "":
-                report.errors.append(
-                    str(
-                        SourceError(
-                            cfg.name,
-                            f"record #{n + 1} has no usable '{cfg.id}' field; it was skipped",
-                            page=page.url,
-                        )
-                    )
-                )
-                complete = page_complete = False
-                continue
-            rid = str(rid)
-            if nesting(item) > MAX_DEPTH:
-                report.errors.append(
-                    str(
-                        SourceError(
-                            cfg.name,
-                            f"nested more than {MAX_DEPTH} levels deep; skipped",
-                            page=page.url,
-                            record=rid,
-                        )
-                    )
-                )
-                complete = page_complete = False
-                continue
-            if rid in seen:
-                report.errors.append(
-                    str(
-                        SourceError(
-                            cfg.name, "duplicate id; the first occurrence was kept", page=page.url, record=rid
-                        )
-                    )
-                )
+            rid, problem = record_id(cfg, item, n, seen)
+            if problem:
+                report.errors.append(str(SourceError(cfg.name, problem, page=page.url, record=rid or None)))
                 complete = page_complete = False
                 continue
             seen.add(rid)
@@ -564,136 +516,3 @@ def fetch_http(
         if progress:
             progress(cfg.name, report.records, None)
     return seen if complete else None
-
-
-def read_file_record(path: Path) -> dict[str, Any]:
-    """A local file as a record: JSON objects as they are, Markdown as frontmatter plus ``body``."""
-    if path.suffix.lower() == ".json":
-        data = json.loads(path.read_text("utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("a .json file must hold one JSON object")
-        return data
-    post = frontmatter.loads(path.read_text("utf-8"))
-    return {**{str(k): v for k, v in post.metadata.items()}, "body": post.content}
-
-
-def fetch_files(
-    cfg: SourceConfig, store: SourceStore, root: Path, report: FetchReport, progress: Progress | None = None
-) -> set[str] | None:
-    base = (root / cfg.path).resolve()
-    if not base.is_dir():
-        raise ConfigError(
-            f"source '{cfg.name}': folder {base} does not exist; fix 'path' in schema/sources.yaml"
-        )
-    files = sorted(p for p in base.glob(cfg.glob) if p.is_file() and p.suffix.lower() in (".md", ".json"))
-    fetched_at = now_iso()
-    seen: set[str] = set()
-    complete = True
-    for n, path in enumerate(files, 1):
-        rid = path.relative_to(base).as_posix()
-        target = path.resolve()
-        if base not in target.parents:  # a symlink out of the folder
-            report.errors.append(
-                str(SourceError(cfg.name, f"links to {target}, outside {base}; not read", record=rid))
-            )
-            complete = False
-            continue
-        try:
-            data = json.loads(json.dumps(read_file_record(path), default=str))  # dates → strings
-            if nesting(data) > MAX_DEPTH:
-                raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
-        except (ValueError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
-            reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else exc
-            report.errors.append(
-                str(SourceError(cfg.name, f"unreadable file ({reason}); skipped", record=rid))
-            )
-            complete = False
-            continue
-        seen.add(rid)
-        try:  # a file inside the KB is recorded by its KB-relative path, so checkouts agree
-            where = "file:" + path.relative_to(root.resolve()).as_posix()
-        except ValueError:
-            where = path.as_uri()
-        result = store.put(Record(cfg.name, rid, data, where), fetched_at, nested=True)
-        setattr(report, result.status, getattr(report, result.status) + 1)
-        if progress and (n % 50 == 0 or n == len(files)):
-            progress(cfg.name, n, len(files))
-    return seen if complete else None
-
-
-def shrink_refusal(cfg: SourceConfig, before: int, after: int, allowed: bool) -> str:
-    """Why a fetch that found ``after`` of ``before`` current records is refused, or ''."""
-    if allowed or not before or after >= before * (1 - cfg.max_shrink):
-        return ""
-    return (
-        f"{after} records, down from {before} (more than {cfg.max_shrink:.0%} gone in one fetch); "
-        "layer 0 is left as it was. If the API really removed them, rerun with --allow-shrink "
-        "(or raise max_shrink for this source in schema/sources.yaml)"
-    )
-
-
-def fetch(
-    root: Path,
-    config: SourcesConfig,
-    *,
-    only: str | None = None,
-    client: httpx.Client | None = None,
-    progress: Progress | None = None,
-    environ: dict[str, str] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-    allow_shrink: bool = False,
-    repair: bool = False,
-) -> list[FetchReport]:
-    """Fetch every configured source (or ``only`` one). A failing source does not stop the others.
-
-    A source whose records drop by more than its ``max_shrink`` share in one fetch (an API that
-    answers ``{"data": []}``) is refused and its layer 0 left as it was, unless ``allow_shrink``.
-    ``repair`` refetches every page unconditionally and restores current snapshots that are
-    missing or altered (``wikic verify`` says when)."""
-    if only is not None and only not in config.sources:
-        raise ConfigError(f"{config.path}: no source named '{only}'; known: {', '.join(config.sources)}")
-    names = [only] if only else list(config.sources)
-    own_client = client is None
-    if client is None:
-        limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
-        client = httpx.Client(follow_redirects=False, limits=limits)
-    reports = []
-    try:
-        with kb_lock(root):
-            for name in names:
-                cfg = config.sources[name]
-                report = FetchReport(name)
-                reports.append(report)
-                started = time.perf_counter()
-                store = SourceStore(root, name)
-                keep = True
-                try:
-                    if repair:
-                        store.pages.clear()  # no conditional requests: every record is needed
-                    store.repair = repair
-                    if cfg.kind == "http":
-                        seen = fetch_http(cfg, store, client, root, report, progress, environ, sleep)
-                    else:
-                        seen = fetch_files(cfg, store, root, report, progress)
-                    if seen is not None:
-                        refusal = shrink_refusal(cfg, store.current_before, len(seen), allow_shrink)
-                        keep = not refusal
-                        if refusal:
-                            raise SourceError(cfg.name, refusal)
-                        report.removed = store.mark_removed(seen, now_iso())
-                except ConfigError as exc:  # e.g. a missing ${VAR}: this source only
-                    report.errors.append(str(exc))
-                    report.exit_code = 2
-                except SourceError as exc:
-                    report.errors.append(str(exc))
-                finally:
-                    report.repaired = list(store.repaired)
-                    if keep:
-                        store.save()  # keep what was fetched before a failure
-                    secrets = secret_values(cfg, os.environ if environ is None else environ)
-                    report.errors = [redact(e, secrets) for e in report.errors]
-                    report.seconds = time.perf_counter() - started
-    finally:
-        if own_client:
-            client.close()
-    return reports

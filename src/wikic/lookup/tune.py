@@ -62,7 +62,7 @@ class TuneReport:
 
 def wiki_entries(root: Path) -> list[Entry]:
     """Index entries of the pages on disk, from their frontmatter (as compile writes them)."""
-    from ..compile.run import managed_pages
+    from ..compile.state import managed_pages
 
     out = []
     for path, meta in managed_pages(root).items():
@@ -87,7 +87,7 @@ def rebuild_index(root: Path) -> list[str]:
 
 def pages_citing(root: Path) -> dict[str, dict[str, set[str]]]:
     """{layer-1 path: {wiki page: {anchors cited}}}."""
-    from ..compile.run import managed_pages
+    from ..compile.state import managed_pages
 
     out: dict[str, dict[str, set[str]]] = {}
     for page in managed_pages(root):

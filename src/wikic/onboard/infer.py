@@ -24,7 +24,8 @@ import yaml
 
 from ..core.config import SOURCE_NAME, SourceConfig, load_sources
 from ..core.errors import ConfigError, SourceError
-from ..fetch.http import HttpGetter, dotted, join_url, link_next, read_file_record, with_query
+from ..fetch.files import read_file_record
+from ..fetch.http import HttpGetter, dotted, join_url, link_next, with_query
 from .scaffold import init_kb, replace_block, template_text
 
 FOLLOW = 2  # pages followed past the first, to confirm pagination and catch loops

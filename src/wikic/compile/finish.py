@@ -1,0 +1,275 @@
+"""Finishing a draft before it may be written: sanitise it, verify every citation, let an LLM
+backend repair what failed, drop what still fails, and mark superseded and disputed statements.
+A page is never written half-valid."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .citations import Verifier
+from .draft import PROSE_KINDS, Block, Cell, Draft, Navigation, Sentence
+from .librarian.base import Failure, Librarian, PageJob
+from .librarian.offline import DERIVED_TYPES, OfflineLibrarian
+from .librarian.offline import write_page as offline_page
+from .report import CompileReport
+from .safety import sanitize_draft, suspicious, vet_draft
+
+
+@dataclass
+class _Check:
+    blocks: list[Block]
+    failures: list[tuple[int, int, Failure]]  # (block index, sentence/cell index, failure)
+
+
+def verify_blocks(blocks: tuple[Block, ...], verifier: Verifier) -> _Check:
+    failures: list[tuple[int, int, Failure]] = []
+    for bi, b in enumerate(blocks):
+        if b.kind in PROSE_KINDS:
+            for si, s in enumerate(b.sentences):
+                result = verifier.check(s.text, s.cites)
+                if not result.ok:
+                    failures.append((bi, si, Failure(s.text, tuple(map(str, s.cites)), result.reason)))
+        elif b.kind == "table":
+            width = len(b.header)
+            for ri, row in enumerate(b.rows):
+                for ci, cell in enumerate(row):
+                    if cell.cites:
+                        result = verifier.check(cell.text, cell.cites)
+                        if not result.ok:
+                            failures.append(
+                                (
+                                    bi,
+                                    ri * width + ci,
+                                    Failure(cell.text, tuple(map(str, cell.cites)), result.reason),
+                                )
+                            )
+    return _Check(list(blocks), failures)
+
+
+def drop_failures(check: _Check) -> list[Block]:
+    """Remove failed sentences (and blank failed table cells), then prune empty sections."""
+    bad: dict[int, set[int]] = {}
+    for bi, si, _ in check.failures:
+        bad.setdefault(bi, set()).add(si)
+    kept: list[Block] = []
+    for bi, b in enumerate(check.blocks):
+        drop = bad.get(bi, set())
+        if b.kind in PROSE_KINDS:
+            sentences = tuple(s for si, s in enumerate(b.sentences) if si not in drop)
+            if sentences:
+                kept.append(Block(b.kind, text=b.text, level=b.level, sentences=sentences))
+        elif b.kind == "table" and drop:
+            width = len(b.header)
+            rows = tuple(
+                tuple(Cell("—") if ri * width + ci in drop else c for ci, c in enumerate(row))
+                for ri, row in enumerate(b.rows)
+            )
+            kept.append(Block("table", header=b.header, rows=rows))
+        else:
+            kept.append(b)
+    return prune(kept)
+
+
+def prune(blocks: list[Block]) -> list[Block]:
+    """Drop headings with nothing under them (before the next heading of the same or higher level)."""
+    out: list[Block] = []
+    for i, b in enumerate(blocks):
+        if b.kind == "heading":
+            has_content = False
+            for x in blocks[i + 1 :]:
+                if x.kind != "heading":
+                    has_content = True
+                    break
+                if x.level <= b.level:
+                    break
+            if not has_content:
+                continue
+        out.append(b)
+    return out
+
+
+def mark_outdated(blocks: list[Block], nav: Navigation) -> list[Block]:
+    """A statement a newer source changed is never stated as current: it becomes a dated
+    Superseded note that says what holds now and links to it."""
+    stale = {" ".join(s.split()): (when, now, href, title) for s, when, now, href, title in nav.outdated}
+    if not stale:
+        return blocks
+    out: list[Block] = []
+    for b in blocks:
+        if b.kind not in ("para", "bullets", "steps") or not any(
+            " ".join(s.text.split()) in stale for s in b.sentences
+        ):
+            out.append(b)
+            continue
+        run: list[Sentence] = []
+        for s in b.sentences:
+            found = stale.get(" ".join(s.text.split()))
+            if found is None:
+                run.append(s)
+                continue
+            if run:
+                out.append(replace(b, sentences=tuple(run)))
+                run = []
+            when, now, href, title = found
+            out.append(
+                Block(
+                    "note",
+                    text=f"(stated {when}; now {now}, see {{link}}):",
+                    sentences=(s,),
+                    links=((href, title),),
+                )
+            )
+        if run:
+            out.append(replace(b, sentences=tuple(run)))
+    return out
+
+
+def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
+    """After a statement another source disagrees with, a line linking to what that source says,
+    for review: both sides stay cited where they are, neither is blended into the other."""
+    differ: dict[str, list[tuple[str, str]]] = {}
+    for sentence, href, label in nav.disputes:
+        differ.setdefault(" ".join(sentence.split()), []).append((href, label))
+    if not differ:
+        return blocks
+    out: list[Block] = []
+    for b in blocks:
+        out.append(b)
+        found = [x for s in b.sentences for x in differ.get(" ".join(s.text.split()), ())]
+        if found and b.kind in ("para", "bullets", "steps"):
+            out.append(Block("links", text="Sources differ", links=tuple(dict.fromkeys(found))))
+    return out
+
+
+def merge_repeats(blocks: list[Block]) -> list[Block]:
+    """No sentence twice on a page: when two sources on it say the same thing, the later copy is
+    dropped and its citations join the first (so both sources still reach the page)."""
+    first: dict[str, tuple[int, int]] = {}
+    extra: dict[tuple[int, int], list] = {}
+    drop: set[tuple[int, int]] = set()
+    for bi, b in enumerate(blocks):
+        if b.kind not in PROSE_KINDS or b.kind == "note":
+            continue
+        for si, s in enumerate(b.sentences):
+            key = " ".join(s.text.split())
+            if key in first:
+                drop.add((bi, si))
+                extra.setdefault(first[key], []).extend(s.cites)
+            else:
+                first[key] = (bi, si)
+    if not drop:
+        return blocks
+    out = []
+    for bi, b in enumerate(blocks):
+        if b.kind not in PROSE_KINDS or b.kind == "note":
+            out.append(b)
+            continue
+        sentences = tuple(
+            Sentence(s.text, tuple(dict.fromkeys(s.cites + tuple(extra.get((bi, si), ())))))
+            for si, s in enumerate(b.sentences)
+            if (bi, si) not in drop
+        )
+        if sentences:
+            out.append(replace(b, sentences=sentences))
+    return prune(out)
+
+
+def count_facts(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, int]:
+    """(sentences and cited cells, citations) in a draft."""
+    facts = cites = 0
+    for b in blocks:
+        for s in b.sentences:
+            facts += 1
+            cites += len(s.cites)
+        for row in b.rows:
+            for c in row:
+                if c.cites:
+                    facts += 1
+                    cites += len(c.cites)
+    return facts, cites
+
+
+def finish_draft(
+    job: PageJob,
+    draft: Draft,
+    lib: Librarian,
+    verifier: Verifier,
+    report: CompileReport,
+    outline: tuple[str, ...] = (),
+) -> Draft | None:
+    """Sanitise, verify, repair (LLM backends) or drop; returns a fully valid draft or None.
+
+    An LLM backend's verified prose is merged into the offline draft (``fill``), so a page is never
+    poorer than offline; what it writes besides its sentences (headings, summary, keywords) is
+    held to the sources too, and rebuilt from them where it fails."""
+    draft = keep_out_of_lead(sanitize_draft(draft, job.spec.path))
+    rejected = draft.stats.get("rejected", [])  # refused by the librarian before verification
+    total, _ = count_facts(draft.blocks)
+    report.sentences += total + len(rejected)
+    report.cited += sum(1 for b in draft.blocks for s in b.sentences if s.cites) + sum(
+        1 for b in draft.blocks for r in b.rows for c in r if c.cites
+    )
+    check = verify_blocks(draft.blocks, verifier)
+    first_failures = len(check.failures)
+    report.verified += total - first_failures
+    repaired = 0
+    if check.failures and lib.can_repair:
+        fixed = lib.repair(job, draft, [f for _, _, f in check.failures])
+        if fixed is not None:
+            fixed = keep_out_of_lead(sanitize_draft(fixed, job.spec.path))
+            again = verify_blocks(fixed.blocks, verifier)
+            passing = count_facts(fixed.blocks)[0] - len(again.failures)
+            repaired = max(0, min(first_failures, passing - (total - first_failures)))
+            draft, check = fixed, again
+    # Whatever was not repaired is dropped, whether the repair left it failing or removed it,
+    # so verified + repaired + dropped always equals the sentences drafted.
+    report.repaired += repaired
+    report.dropped += first_failures - repaired + len(rejected)
+    reasons = [(t, why) for t, why in rejected] + [(f.text, f.reason) for _, _, f in check.failures]
+    report.drop_reasons += [f"{job.spec.path}: {t[:80]!r}: {why}" for t, why in reasons][:50]
+    blocks = drop_failures(check) if check.failures else prune(check.blocks)
+    fill = getattr(lib, "fill", None)
+    if fill is not None and job.spec.type not in DERIVED_TYPES:  # the offline text where the model fell short
+        draft = keep_out_of_lead(fill(job, draft.with_blocks(blocks)))
+        for key in ("published", "fallback", "set_aside"):
+            setattr(report, key, getattr(report, key) + draft.stats.get(key, 0))
+        check = verify_blocks(draft.blocks, verifier)
+        report.sentences += len(check.failures)
+        report.dropped += len(check.failures)
+        report.drop_reasons += [f"{job.spec.path}: {f.text[:80]!r}: {f.reason}" for _, _, f in check.failures]
+        blocks = drop_failures(check) if check.failures else prune(check.blocks)
+    blocks = mark_disputes(mark_outdated(merge_repeats(blocks), job.nav), job.nav)
+    facts, cites = count_facts(blocks)
+    if facts == 0:
+        return None
+    report.citations += cites
+    final = draft.with_blocks(blocks)
+    if lib.name != OfflineLibrarian.name and job.spec.type not in DERIVED_TYPES:  # those are offline's
+        final, notes = vet_draft(final, verifier, job.spec.sources, outline, lambda: offline_page(job))
+        report.notes += [f"{job.spec.path}: {n}" for n in notes]
+    return final
+
+
+def keep_out_of_lead(draft: Draft) -> Draft:
+    """A page's lead (what comes before its first heading) holds no sentence that instructs the
+    reader; such a sentence stays cited where it belongs (moved under the first
+    heading when it stood in the lead), never in the opening lines."""
+    blocks: list[Block] = []
+    moved: list[Sentence] = []
+    in_lead = True
+    for b in draft.blocks:
+        if in_lead and b.kind == "heading":
+            in_lead = False
+            blocks.append(b)
+            if moved:
+                blocks.append(Block("para", sentences=tuple(moved)))
+            continue
+        if in_lead and b.sentences:
+            kept = tuple(s for s in b.sentences if not suspicious(s.text))
+            moved += [s for s in b.sentences if suspicious(s.text)]
+            if len(kept) < len(b.sentences):
+                if not kept:
+                    continue
+                b = Block(b.kind, text=b.text, level=b.level, sentences=kept)
+        blocks.append(b)
+    return draft.with_blocks(blocks) if moved else draft
