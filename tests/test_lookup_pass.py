@@ -118,3 +118,25 @@ def test_counts_and_lists_survive_a_term_the_index_cannot_match(example_kb):
         assert counts[("a\x00b", False)] == 0 and counts[("clea", True)] == 1
         assert [h.path for h in lists[0].hits()] == [h.path for h in index.query("source", "pump", 5)]
         assert not lists[1].hits() and not lists[2].hits()
+
+
+def test_a_search_on_a_settled_index_loads_no_fact_code(example_kb):
+    """Fields' facts and plural stems weigh an answer; a search, started once per query by an
+    agent, needs neither, and pays for no import it does not use."""
+    import os
+    import subprocess
+    import sys
+
+    from wikic.cli import main as entry
+
+    old = 1_000_000_000  # every file long settled, so none is re-read
+    for path in example_kb.rglob("*"):
+        os.utime(path, (old, old))
+    entry.quick(["--root", str(example_kb), "search", "warm up"])  # builds the index
+    probe = (
+        "import sys\nfrom wikic.cli import main as entry\n"
+        f"entry.quick(['--root', {str(example_kb)!r}, 'search', 'How long does a full tank last?'])\n"
+        "print('wikic.lookup.search' in sys.modules, 'wikic.core.facts' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.rstrip().splitlines()[-1] == "True False"

@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.facts import aliases
 from ..core.markdown import plain_inline, split_sections
 from ..core.models import SourceDoc
 from ..transform.layer1 import LAYER1, parse_doc
@@ -46,6 +45,8 @@ class Chunk:
 
 def source_chunks(doc: SourceDoc) -> list[Chunk]:
     """One chunk per section of a layer-1 document, then the document whole (kind ``doc``)."""
+    from ..core.facts import aliases  # here: a search on a settled index indexes nothing
+
     names = ", ".join(n for n in aliases(doc.meta) if n.lower() != doc.title.lower())
     out = []
     for s in doc.sections:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 
-from ..core.facts import plural_stem
 from ..core.markdown import words
 from .respell import RESPELL_CAP, alternatives, spelled_words
 from .text import query_terms
@@ -109,6 +108,8 @@ def alternatives_wanted(counts: TermCounts, question: str, weigh: bool) -> Wante
 def plural_family(word: str) -> list[str]:
     """Every word that ``plural_stem`` makes the same as ``word`` does ('berry' and 'berries';
     'tomato', 'tomatos' and 'tomatoes')."""
+    from ..core.facts import plural_stem  # here: only weighing a question needs it, not a search
+
     stem = plural_stem(word)
     forms = [stem, stem + "s", stem + "es"]
     if stem.endswith("y"):

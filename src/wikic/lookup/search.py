@@ -88,15 +88,18 @@ class SearchResult:
     searched: str = ""  # the query as searched, run-together words split (see respell)
 
 
-@dataclass(frozen=True)
 class ListSpec:
     """One BM25 list a lookup fuses: the chunks of ``kind`` matching the question as respelled
     (or as ``typed``), best first, ``depth`` of them (None: every match, for a list read only
-    within the pages or documents the other lists lead to)."""
+    within the pages or documents the other lists lead to). (A plain class, as is
+    ``Candidates``: a dataclass costs ``wikic search`` its making at every start.)"""
 
-    kind: str
-    depth: int | None
-    typed: bool = False
+    __slots__ = ("kind", "depth", "typed")
+
+    def __init__(self, kind: str, depth: int | None, typed: bool = False):
+        self.kind = kind
+        self.depth = depth
+        self.typed = typed
 
 
 class Ranked:
@@ -130,17 +133,26 @@ class Ranked:
         return {row[3]: row[9] for row in self.rows if row[9] is not None}
 
 
-@dataclass(frozen=True)
 class Candidates:
     """Everything the index says about one question, read in one pass: its term counts and every
     ranked list its lookup fuses, keyed by (kind, the text searched). A dense (semantic) list
     would be one more entry here, keyed by its own kind."""
 
-    question: str
-    spelled: str  # as searched: run-together words split (respell)
-    counts: TermCounts
-    lists: Mapping[tuple[str, str], Ranked]
-    expanded: tuple[str, ...] = ()  # an LLM's rewrites of the question, searched too
+    __slots__ = ("question", "spelled", "counts", "lists", "expanded")
+
+    def __init__(
+        self,
+        question: str,
+        spelled: str,
+        counts: TermCounts,
+        lists: Mapping[tuple[str, str], Ranked],
+        expanded: tuple[str, ...] = (),
+    ):
+        self.question = question
+        self.spelled = spelled  # as searched: run-together words split (respell)
+        self.counts = counts
+        self.lists = lists
+        self.expanded = expanded  # an LLM's rewrites of the question, searched too
 
     def ranked(self, kind: str, text: str) -> Ranked:
         return self.lists[(kind, text)]
@@ -184,7 +196,7 @@ class SearchIndex(IndexStore):
         for text in texts:
             check_query(text)
         lists = self.lists(deepest(((s.kind, t), s.depth) for t in texts for s in plan if not s.typed))
-        return replace(got, lists={**lists, **got.lists}, expanded=tuple(texts))
+        return Candidates(got.question, got.spelled, got.counts, {**lists, **got.lists}, tuple(texts))
 
     def term_counts(self, question: str, weigh: bool = True) -> TermCounts:
         """The counts ``question`` needs (see counts.py): of its own words, in one statement, and
@@ -376,7 +388,22 @@ def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hi
     for key, rank in best_rank.items():
         scores[key] += TOP_BONUS.get(rank, 0.0)
     ranked = sorted(scores, key=lambda key: (-scores[key], key))
-    return [replace(first[key], score=scores[key], refs=tuple(dict.fromkeys(refs[key]))) for key in ranked]
+    out = []
+    for key in ranked:
+        h = first[key]
+        out.append(
+            Hit(
+                h.kind,
+                h.path,
+                h.anchor,
+                h.heading,
+                h.title,
+                scores[key],
+                h.snippet,
+                tuple(dict.fromkeys(refs[key])),
+            )
+        )
+    return out
 
 
 def open_index(root: Path, refresh: bool = True) -> tuple[SearchIndex, UpdateStats]:

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import KBError
-from ..core.facts import aliases
 from ..core.fsutil import sha256_tag
 from ..core.markdown import split_sections
 from ..core.models import SourceDoc
@@ -206,6 +205,8 @@ class IndexStore:
         return stats
 
     def _add_doc(self, doc: SourceDoc) -> None:
+        from ..core.facts import aliases  # here: a search on a settled index indexes nothing
+
         self.conn.execute(
             "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
