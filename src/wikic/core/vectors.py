@@ -5,8 +5,9 @@ A store is two tables in any SQLite database (its own file, or the search index'
 
 - ``<name>`` holds one row per text: its key, its float16 vector and two 256-bit masks — the
   signs of the vector's components, and which half of them are the largest in size;
-- ``<name>_scan`` holds one row: every key and both masks packed in key order, rewritten in the
-  same transaction as any change, so that a search reads two blobs instead of a row per text.
+- ``<name>_scan`` holds one row: every key, rowid and both masks packed in key order, rewritten
+  in the same transaction as any change, so that a search reads three blobs instead of a row per
+  text (and the keys only when it filters by them).
 
 ``nearest`` narrows the texts in three passes, each cheap enough for the number it sees:
 
@@ -60,7 +61,7 @@ class VectorStore:
         if not _NAME.match(name):
             raise ValueError(f"vector store name {name!r}: use lower-case letters, digits and '_'")
         self.conn, self.name, self.model = conn, name, model
-        self._scan: tuple[int, list[str], list[int], bytes] | None = None
+        self._scan: _Scan | None = None
 
     # -- writing (each call is one transaction, or part of the caller's if one is open)
 
@@ -104,7 +105,7 @@ class VectorStore:
             )
             self.conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {self.name}_scan (id INTEGER PRIMARY KEY CHECK (id = 0),"
-                " model TEXT, generation INTEGER, keys TEXT, signs BLOB, larges BLOB)"
+                " model TEXT, generation INTEGER, keys TEXT, rowids BLOB, signs BLOB, larges BLOB)"
             )
             if not self._same_model():
                 self.conn.execute(f"DELETE FROM {self.name}")
@@ -112,16 +113,17 @@ class VectorStore:
         self._scan = None
 
     def _write_scan(self) -> None:
-        rows = self.conn.execute(f"SELECT key, masks FROM {self.name} ORDER BY key").fetchall()
+        rows = self.conn.execute(f"SELECT rowid, key, masks FROM {self.name} ORDER BY key").fetchall()
         generation = (self._row("generation") or 0) + 1
         self.conn.execute(
-            f"INSERT OR REPLACE INTO {self.name}_scan VALUES (0, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO {self.name}_scan VALUES (0, ?, ?, ?, ?, ?, ?)",
             (
                 self.model,
                 generation,
-                "\n".join(k for k, _ in rows),
-                b"".join(m[:MASK_BYTES] for _, m in rows),
-                b"".join(m[MASK_BYTES:] for _, m in rows),
+                "\n".join(k for _, k, _ in rows),
+                struct.pack(f"<{len(rows)}q", *(r for r, _, _ in rows)),
+                b"".join(m[:MASK_BYTES] for _, _, m in rows),
+                b"".join(m[MASK_BYTES:] for _, _, m in rows),
             ),
         )
 
@@ -140,7 +142,12 @@ class VectorStore:
     def keys(self) -> list[str]:
         """Every key stored, in order."""
         scan = self._load()
-        return list(scan[1]) if scan else []
+        if scan is None:
+            return []
+        if scan.keys is None:
+            (text,) = self.conn.execute(f"SELECT keys FROM {self.name}_scan WHERE id = 0").fetchone()
+            scan.keys = text.split("\n")
+        return list(scan.keys)
 
     def missing(self, keys: Iterable[str]) -> list[str]:
         """The keys in ``keys`` that hold no vector, in their order, once each."""
@@ -149,33 +156,35 @@ class VectorStore:
 
     def get(self, keys: Iterable[str]) -> dict[str, bytes]:
         """{key: its vector as DIM little-endian float16} for the keys that hold one."""
-        keys = list(dict.fromkeys(keys))
-        if not keys or self._load() is None:
+        return self._select("key", list(dict.fromkeys(keys)))
+
+    def _select(self, column: str, values: list) -> dict[str, bytes]:
+        if not values or self._load() is None:
             return {}
         found: dict[str, bytes] = {}
-        for start in range(0, len(keys), 500):
-            part = keys[start : start + 500]
-            sql = f"SELECT key, vec FROM {self.name} WHERE key IN ({','.join('?' * len(part))})"
+        for start in range(0, len(values), 500):
+            part = values[start : start + 500]
+            sql = f"SELECT key, vec FROM {self.name} WHERE {column} IN ({','.join('?' * len(part))})"
             found.update(self.conn.execute(sql, part))
         return found
 
-    def _load(self) -> tuple[int, list[str], list[int], bytes] | None:
-        """(generation, keys, sign masks, packed large masks), read again only when another
-        writer has changed them since; None when the store is empty or holds another model."""
+    def _load(self) -> _Scan | None:
+        """The packed masks, read again only when a writer has changed them since; None when the
+        store is empty or holds another model."""
         try:
             row = self.conn.execute(f"SELECT generation, model FROM {self.name}_scan WHERE id = 0").fetchone()
         except sqlite3.OperationalError:  # no such table: nothing stored yet
             return None
         if row is None or row[1] != self.model:
             return None
-        if self._scan is None or self._scan[0] != row[0]:
-            text, signs, larges = self.conn.execute(
-                f"SELECT keys, signs, larges FROM {self.name}_scan WHERE id = 0"
-            ).fetchone()
-            keys = text.split("\n") if text else []
-            parts = struct.unpack(f"{MASK_BYTES}s" * len(keys), signs)
-            self._scan = (row[0], keys, list(map(int.from_bytes, parts, repeat("big"))), larges)
-        return self._scan if self._scan[1] else None
+        if self._scan is None or self._scan.generation != row[0]:
+            self._scan = _Scan(
+                row[0],
+                *self.conn.execute(
+                    f"SELECT rowids, signs, larges FROM {self.name}_scan WHERE id = 0"
+                ).fetchone(),
+            )
+        return self._scan if self._scan.rowids else None
 
     def nearest(
         self, query: Vector, k: int = 10, candidates: Iterable[str] | None = None
@@ -185,19 +194,32 @@ class VectorStore:
         scan = self._load()
         if scan is None or k < 1 or not any(query):
             return []
-        _, keys, signs, larges = scan
-        pool: Sequence[int] = range(len(keys))
+        pool: Sequence[int] = range(len(scan.rowids))
         if candidates is not None:
             wanted = set(candidates)
-            pool = [i for i, key in enumerate(keys) if key in wanted]
+            pool = [i for i, key in enumerate(self.keys()) if key in wanted]
         query_signs, query_larges = masks(query)
         exact = max(TWO_BIT_KEEP, k)
-        pool = by_signs(query_signs, signs, pool, max(SIGN_KEEP, 10 * exact))
-        pool = by_two_bits(query_signs, query_larges, signs, larges, pool, exact)
-        vectors = self.get(keys[i] for i in pool)
+        pool = by_signs(query_signs, scan.signs, pool, max(SIGN_KEEP, 10 * exact))
+        pool = by_two_bits(query_signs, query_larges, scan.signs, scan.larges, pool, exact)
+        vectors = self._select("rowid", [scan.rowids[i] for i in pool])
         scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in vectors.items()]
         scored.sort(key=lambda s: (-s[0], s[1]))
         return scored[:k]
+
+
+class _Scan:
+    """What a search reads of a store: the rowid, sign mask and large mask of every vector, in
+    key order; the keys themselves only when they are asked for."""
+
+    __slots__ = ("generation", "rowids", "signs", "larges", "keys")
+
+    def __init__(self, generation: int, rowids: bytes, signs: bytes, larges: bytes):
+        n = len(rowids) // 8
+        self.generation, self.larges = generation, larges
+        self.rowids = struct.unpack(f"<{n}q", rowids)
+        self.signs = list(map(int.from_bytes, struct.unpack(f"{MASK_BYTES}s" * n, signs), repeat("big")))
+        self.keys: list[str] | None = None
 
 
 # ---------------------------------------------------------------- the passes
