@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from wikic.compile.searchindex.chunks import Chunk
 from wikic.core.bm25 import BM25
-from wikic.lookup.chunks import Chunk
 from wikic.lookup.search import SearchIndex
 
 N_SECTIONS = 10_000

@@ -47,10 +47,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..compile.searchindex.chunks import split_ref
 from ..core.config import Fields, load_yaml
 from ..core.errors import ConfigError
 from .ask import Answer, Lookup
-from .chunks import split_ref
 from .fuse import MODES
 
 REPORT_VERSION = 2

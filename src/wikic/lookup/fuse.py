@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .chunks import split_ref
+from ..compile.searchindex.chunks import split_ref
+from ..compile.searchindex.entities import Entities
 from .counts import TermCounts
-from .entities import Entities
 from .search import EXPANSION_WEIGHT, ORIGINAL_WEIGHT, RRF_K, TOP_BONUS, Candidates, Hit, ListSpec, Ranked
 
 MODES = ("index", "search", "raw")

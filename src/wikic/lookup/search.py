@@ -27,10 +27,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+from ..compile.searchindex.store import IndexStore, UpdateStats
 from ..transform.layer1 import require_sources
 from .counts import Term, TermCounts, alternatives_wanted, wanted
 from .respell import respell
-from .store import IndexStore, UpdateStats
 from .text import check_query, is_strong_signal, match_expression, query_terms, snippet
 
 KINDS = ("page", "source", "index")  # what ``search`` fuses

@@ -21,13 +21,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.errors import KBError
-from ..core.fsutil import sha256_tag
-from ..core.markdown import split_sections
-from ..core.models import SourceDoc
+from ...core.errors import KBError
+from ...core.fsutil import sha256_tag
+from ...core.markdown import split_sections
+from ...core.models import SourceDoc
 from .chunks import TABLES, Chunk, chunks_of, kb_files, lead_ref
+from .cjk import index_text
 from .entities import Entities
-from .text import index_text
 
 DB_PATH = ".wikic/search.sqlite"
 SCHEMA_VERSION = 8
@@ -205,7 +205,7 @@ class IndexStore:
         return stats
 
     def _add_doc(self, doc: SourceDoc) -> None:
-        from ..core.facts import aliases  # here: a search on a settled index indexes nothing
+        from ...core.facts import aliases  # here: a search on a settled index indexes nothing
 
         self.conn.execute(
             "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -227,7 +227,7 @@ class IndexStore:
         """Which layer-1 documents (or sections) are superseded, and by which: worked out when the
         sources or ``schema/wiki.yaml`` (its version chains) change, since it needs every document,
         so a lookup reads it instead of reading them all."""
-        from ..compile.versions import schema_chains, supersession
+        from ..versions import schema_chains, supersession
 
         value = [self._schema_key(), supersession(self.docs(), schema_chains(self.root))]
         self._store("superseded", json.dumps(value, sort_keys=True))
