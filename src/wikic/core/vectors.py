@@ -68,17 +68,26 @@ class VectorStore:
     def put(self, keys: Sequence[str], vectors: Sequence[Vector] | np.ndarray) -> int:
         """Store ``vectors`` (a numpy array of rows, or sequences of floats) under ``keys``,
         replacing what those keys held. Returns how many were stored."""
-        if len(keys) != len(vectors):
-            raise ValueError(f"{len(keys)} keys for {len(vectors)} vectors")
-        if any("\n" in key for key in keys):
-            raise ValueError("a key holds a line break")
-        if not keys:
+        if not len(keys) and not len(vectors):
             return 0
-        rows = zip(keys, *encode(vectors))
+        return self.put_batches([(keys, vectors)])
+
+    def put_batches(self, batches: Iterable[tuple[Sequence[str], Sequence[Vector] | np.ndarray]]) -> int:
+        """``put`` each (keys, vectors) of ``batches`` (which may be made as they are asked for),
+        in one transaction that packs the masks once. Returns how many were stored."""
+        stored = 0
         with self._writing():
-            self.conn.executemany(f"INSERT OR REPLACE INTO {self.name} VALUES (?, ?, ?)", rows)
-            self._write_scan()
-        return len(keys)
+            for keys, vectors in batches:
+                if len(keys) != len(vectors):
+                    raise ValueError(f"{len(keys)} keys for {len(vectors)} vectors")
+                if any("\n" in key for key in keys):
+                    raise ValueError("a key holds a line break")
+                rows = zip(keys, *encode(vectors))
+                self.conn.executemany(f"INSERT OR REPLACE INTO {self.name} VALUES (?, ?, ?)", rows)
+                stored += len(keys)
+            if stored:
+                self._write_scan()
+        return stored
 
     def keep(self, keys: Iterable[str]) -> int:
         """Delete every vector whose key is not in ``keys``; returns how many. Writes nothing

@@ -199,10 +199,13 @@ def markdown_files(root: Path, folder: str) -> list[str]:
     return sorted(out)
 
 
-def chunks_of(root: Path, rel: str, kind: str, data: bytes) -> tuple[list[Chunk], SourceDoc | None]:
-    """The chunks of one file, and the layer-1 document it is when it is a source."""
+def chunks_of(
+    root: Path, rel: str, kind: str, data: bytes, doc: SourceDoc | None = None
+) -> tuple[list[Chunk], SourceDoc | None]:
+    """The chunks of one file, and the layer-1 document it is when it is a source (``doc``: that
+    document already parsed from these bytes)."""
     if kind == "source":
-        doc = parse_doc(root, root / rel, data)
+        doc = doc or parse_doc(root, root / rel, data)
         return source_chunks(doc), doc
     text = data.decode("utf-8", errors="replace")
     return (index_chunks(rel, text) if kind == "index" else page_chunks(rel, text)), None
