@@ -380,6 +380,8 @@ def eval_cmd(
 
 
 def print_eval(report, title: str = "") -> None:
+    for text in report.notes:
+        err.print(f"[yellow]note:[/yellow] {escape(text)}", soft_wrap=True)
     s = report.summary
     table = report_table("metric", "value", title=title or f"eval ({s['mode']}, {s['questions']} questions)")
     for key, value in s.items():

@@ -167,8 +167,8 @@ class VectorStore:
         """{key: its vector as DIM little-endian float16} for the keys that hold one."""
         return self._select("key", list(dict.fromkeys(keys)))
 
-    def _select(self, column: str, values: list) -> dict[str, bytes]:
-        if not values or self._load() is None:
+    def _select(self, column: str, values: list, loaded: bool = False) -> dict[str, bytes]:
+        if not values or (not loaded and self._load() is None):
             return {}
         found: dict[str, bytes] = {}
         for start in range(0, len(values), 500):
@@ -211,7 +211,7 @@ class VectorStore:
         exact = max(TWO_BIT_KEEP, k)
         pool = by_signs(query_signs, scan.signs, pool, max(SIGN_KEEP, 10 * exact))
         pool = by_two_bits(query_signs, query_larges, scan.signs, scan.larges, pool, exact)
-        vectors = self._select("rowid", [scan.rowids[i] for i in pool])
+        vectors = self._select("rowid", [scan.rowids[i] for i in pool], loaded=True)
         scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in vectors.items()]
         scored.sort(key=lambda s: (-s[0], s[1]))
         return scored[:k]

@@ -217,9 +217,20 @@ class SearchIndex(IndexStore):
         lists = self.lists(deepest(((s.kind, texts[s.typed]), s.depth) for s in plan if not s.dense))
         got = Candidates(question, spelled, counts, lists)
         dense = [s for s in plan if s.dense]
-        if dense and not got.strong:
+        if dense and self.semantic and not got.strong:
             lists.update(self.dense_lists({(s.kind, texts[s.typed]): s.depth or DEPTH_DENSE for s in dense}))
         return got
+
+    @cached_property
+    def semantic(self) -> bool:
+        """Whether the index matches by meaning too (``search.semantic``, as last brought up to date)."""
+        return self.dense.on
+
+    @property
+    def semantic_note(self) -> str:
+        """Why matching by meaning is off though the schema asks for it ('' when it is not): the
+        note a command shows once."""
+        return self.dense.note if self.semantic else ""
 
     @cached_property
     def dense(self) -> DenseReader:

@@ -15,8 +15,12 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ...core.embedding import QUERY_ASSETS, BatchEmbedder, QueryEmbedder, Unavailable
-from ...core.vectors import VectorStore, text_key
+TYPE_CHECKING = (
+    False  # not typing's: a search imports this module, and needs the rest only to match by meaning
+)
+if TYPE_CHECKING:
+    from ...core.embedding import BatchEmbedder
+    from ...core.vectors import VectorStore
 
 KINDS = ("source", "doc")  # the kinds of chunk (chunks.TABLES) that get vectors
 BATCH = 4096  # texts embedded and stored at a time: memory stays flat on a large knowledge base
@@ -30,10 +34,14 @@ def embed_text(title: str, headings: str, body: str) -> str:
 
 def vector_key(kind: str, title: str, headings: str, body: str) -> str:
     """The ``vkey`` of a chunk: the hash of its embedded text, or '' for a kind without vectors."""
+    from ...core.vectors import text_key
+
     return text_key(embed_text(title, headings, body)) if kind in KINDS else ""
 
 
 def vector_store(conn: sqlite3.Connection, kind: str) -> VectorStore:
+    from ...core.vectors import VectorStore
+
     return VectorStore(conn, f"vectors_{kind}")
 
 
@@ -108,7 +116,7 @@ def _texts(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> Iterator
 def ensure_query_file(root: Path) -> bool:
     """Write ``.wikic/embedding.bin`` unless it is there and whole; True when written.
     ``Unavailable`` when the model's files cannot be used."""
-    from ...core.embedding import model_files, write_query_assets
+    from ...core.embedding import QUERY_ASSETS, QueryEmbedder, Unavailable, model_files, write_query_assets
 
     path = root / QUERY_ASSETS
     try:

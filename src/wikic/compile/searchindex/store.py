@@ -247,15 +247,15 @@ class IndexStore:
         the schema or its ``search.semantic`` changed, or they could not be made last time: with
         it off, nothing is embedded (the vectors already made are kept for when it is on again).
         A model that cannot be used is noted in ``stats.semantic`` and remembered, never raised."""
-        from ...core.embedding import Unavailable, batch_embedder
-        from .dense import ensure_query_file, sync_vectors
-
         schema = self._schema_key()
         known = self.dense_state()
         if semantic is None:
             semantic = known.on if known is not None and known.schema == schema else self._schema_semantic()
         state = DenseState(schema, semantic)
         if semantic and (check or known != state):
+            from ...core.embedding import Unavailable, batch_embedder
+            from .dense import ensure_query_file, sync_vectors
+
             try:
                 stats.embedded, _ = sync_vectors(self.conn, batch_embedder)
                 ensure_query_file(self.root)
