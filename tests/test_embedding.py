@@ -244,3 +244,15 @@ def test_the_semantic_switch_is_read_strictly(tmp_path: Path) -> None:
         load_wiki_schema(tmp_path, "search: {semantic: 'no'}\n")
     with pytest.raises(ConfigError, match=r"search: unknown key\(s\): dense"):
         load_wiki_schema(tmp_path, "search: {dense: true}\n")
+
+
+def test_one_embedder_per_process_while_the_package_is_there(
+    files: embedding.ModelFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = embedding.shared_embedder()
+    assert embedding.shared_embedder() is first and first.embed(["a pod"]).shape == (1, embedding.DIM)
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(Unavailable, match="not installed"):
+        embedding.shared_embedder()

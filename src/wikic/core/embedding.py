@@ -213,6 +213,18 @@ def batch_embedder(package: Path | None = None) -> BatchEmbedder:
     return BatchEmbedder(model_files(package))
 
 
+def shared_embedder() -> BatchEmbedder:
+    """The installed model's ``BatchEmbedder``, loaded once per process however many parts of a
+    compile embed (the planner, the search index); its files are checked at every call."""
+    files = model_files()
+    return _loaded(files.weights, files.tokenizer)
+
+
+@functools.lru_cache(maxsize=1)
+def _loaded(weights: Path, tokenizer: Path) -> BatchEmbedder:
+    return BatchEmbedder(ModelFiles(weights, tokenizer))
+
+
 # ---------------------------------------------------------------- query time: one text, stdlib only
 
 

@@ -197,7 +197,13 @@ class Candidates:
 
 
 class SearchIndex(IndexStore):
-    """The FTS5 index of one KB, read for questions (``IndexStore`` keeps it up to date)."""
+    """The FTS5 index of one KB, read for questions (``IndexStore`` keeps it up to date).
+    ``semantic`` False reads no dense list whatever the index holds (None: as it says)."""
+
+    def __init__(self, root: Path, db_path: Path | None = None, semantic: bool | None = None):
+        super().__init__(root, db_path)
+        if semantic is False:
+            self.semantic = False
 
     @cached_property
     def sources(self) -> int:

@@ -232,7 +232,7 @@ class IndexStore:
         )
         if sources_changed or self._supersession()[0] != self._schema_key():
             with self.conn:
-                self._store_supersession()
+                self._store_supersession(docs)
         return stats
 
     # -- the vectors
@@ -253,11 +253,11 @@ class IndexStore:
             semantic = known.on if known is not None and known.schema == schema else self._schema_semantic()
         state = DenseState(schema, semantic)
         if semantic and (check or known != state):
-            from ...core.embedding import Unavailable, batch_embedder
+            from ...core.embedding import Unavailable, shared_embedder
             from .dense import ensure_query_file, sync_vectors
 
             try:
-                stats.embedded, _ = sync_vectors(self.conn, batch_embedder)
+                stats.embedded, _ = sync_vectors(self.conn, shared_embedder)
                 ensure_query_file(self.root)
             except Unavailable as exc:
                 state.note = str(exc)
@@ -293,13 +293,16 @@ class IndexStore:
             ),
         )
 
-    def _store_supersession(self) -> None:
+    def _store_supersession(self, docs: Mapping[str, SourceDoc] | None = None) -> None:
         """Which layer-1 documents (or sections) are superseded, and by which: worked out when the
         sources or ``schema/wiki.yaml`` (its version chains) change, since it needs every document,
-        so a lookup reads it instead of reading them all."""
+        so a lookup reads it instead of reading them all (from ``docs`` when they are the ones
+        indexed, as compile parsed them)."""
         from ..versions import schema_chains, supersession
 
-        value = [self._schema_key(), supersession(self.docs(), schema_chains(self.root))]
+        indexed = self.doc_names()
+        every = [docs[p] for p in indexed] if docs is not None and set(docs) == set(indexed) else self.docs()
+        value = [self._schema_key(), supersession(every, schema_chains(self.root))]
         self._store("superseded", json.dumps(value, sort_keys=True))
 
     def _supersession(self) -> tuple[str, dict[str, str]]:
