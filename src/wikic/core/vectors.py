@@ -29,7 +29,7 @@ import sqlite3
 import struct
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import repeat
+from itertools import compress, repeat
 from operator import mul
 
 from .embedding import DIM, MODEL, BatchEmbedder
@@ -239,13 +239,14 @@ def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Se
     of them (all those tied with the last one kept)."""
     if len(pool) <= keep:
         return pool
-    distance = [(query ^ signs[i]).bit_count() for i in pool]
+    masks = signs if pool == range(len(signs)) else [signs[i] for i in pool]
+    distance = list(map(int.bit_count, map(query.__xor__, masks)))
     counts = Counter(distance)
     limit = kept = 0
     while kept < keep:
         kept += counts.get(limit, 0)
         limit += 1
-    return [i for i, d in zip(pool, distance) if d < limit]
+    return list(compress(pool, map(limit.__gt__, distance)))
 
 
 def by_two_bits(
