@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from operator import add
 from pathlib import Path
 
-from .bpe import BPE, SPACE, tables
+from .bpe import BPE, normalised_words, tables
 from .errors import WikicError
 
 TYPE_CHECKING = False  # not typing's: importing typing would cost a search more than its lookup
@@ -175,7 +175,6 @@ class BatchEmbedder:
         self.specials = specials
         self.special_re = re.compile("(" + "|".join(map(re.escape, sorted(specials, key=len)[::-1])) + ")")
         self.words: dict[str, list[int]] = {}
-        self.word_re = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")  # a word: its spaces, then up to the next
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """A float32 array (len(texts), DIM) of unit vectors."""
@@ -199,8 +198,7 @@ class BatchEmbedder:
             if n % 2:
                 ids.append(self.specials[piece])
             elif piece:
-                # normalised as the tokenizer does: '▁' before the piece, every space a '▁'
-                for word in self.word_re.findall(SPACE + piece.replace(" ", SPACE)):
+                for word in normalised_words(piece):
                     found = self.words.get(word)
                     if found is None:
                         found = self.words[word] = [t.id for t in self.tokenizer.model.tokenize(word)]
