@@ -571,6 +571,11 @@ def print_compile_report(report) -> None:
     )
     if report.index_changed:
         out.print(f"index: {', '.join(report.index_changed)}")
+    found = report.search_index
+    if found.get("files") or found.get("embedded"):
+        out.print(
+            f"search index: {found['files']} file(s) indexed again, {found['embedded']} text(s) embedded"
+        )
     if report.coverage:
         out.print(f"coverage: {report.coverage['summary']}", soft_wrap=True)
     for path in report.unplaced[:10]:
