@@ -45,15 +45,19 @@ def timed(fn):
 
 
 PREVIOUS = "v0.1.0"
+PREVIOUS_COMMIT = "8aa321a"  # the same release, for clones that carry no tags
 
 
 def previous_release(tmp: Path) -> Path | None:
     """The previous release's source tree, from git; None when this is no git checkout with it."""
     out = tmp / "previous"
-    archive = subprocess.run(
-        ["git", "-C", str(HERE.parent), "archive", PREVIOUS, "src"], capture_output=True, check=False
-    )
-    if archive.returncode:
+    for rev in (PREVIOUS, PREVIOUS_COMMIT):
+        archive = subprocess.run(
+            ["git", "-C", str(HERE.parent), "archive", rev, "src"], capture_output=True, check=False
+        )
+        if not archive.returncode:
+            break
+    else:
         return None
     out.mkdir()
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
@@ -64,7 +68,13 @@ def cold_cpu(root: Path, src: Path | None = None) -> tuple[float, float]:
     """(wall, CPU) seconds of a cold offline compile of ``root`` in a fresh process, with the
     wikic found under ``src`` (this checkout when None)."""
     env = dict(os.environ, PYTHONPATH=str(src or HERE.parent / "src"))
-    code = "import sys; from pathlib import Path; from wikic.compile.run import compile_wiki; compile_wiki(Path(sys.argv[1]))"
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "try:\n    from wikic.compile.run import compile_wiki\n"
+        "except ImportError:  # the previous release, before the stage packages\n"
+        "    from wikic.compile import compile_wiki\n"
+        "compile_wiki(Path(sys.argv[1]))"
+    )
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", code, str(root)], env=env, check=True, capture_output=True)

@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from wikic.cli.app import app
-from wikic.lookup.search import DB_PATH, open_index
+from wikic.compile.searchindex.store import DB_PATH
+from wikic.lookup.search import open_index
 
 runner = CliRunner()
 

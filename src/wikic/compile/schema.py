@@ -124,6 +124,7 @@ class WikiSchema:
     facts_show: tuple[str, ...] = ()  # only these frontmatter fields are shown as facts (all when empty)
     facts_hide: tuple[str, ...] = ()  # frontmatter fields never shown as facts
     versions: tuple[VersionChain, ...] = ()
+    semantic: bool = True  # search.semantic: match by meaning too (the bundled embedding), not only words
 
 
 def _str_list(f: Fields, key: str) -> tuple[str, ...]:
@@ -172,6 +173,9 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     ff = Fields(top.get("facts", dict, {}), f"{path}: facts")
     facts_show, facts_hide = _str_list(ff, "show"), _str_list(ff, "hide")
     ff.done()
+    sf = Fields(top.get("search", dict, {}), f"{path}: search")
+    semantic = sf.get("semantic", bool, True)
+    sf.done()
     top.done()
     rules = _librarian_rules(root)
     ids = [("device", d.id) for d in devices] + [("guide", g.id) for g in guides]
@@ -199,6 +203,7 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
         facts_show,
         facts_hide,
         tuple(versions),
+        semantic,
     )
 
 

@@ -20,12 +20,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from ..compile.citations import section_body
 from ..compile.draft import link_path, resolve_href
+from ..compile.searchindex.chunks import kb_files
 from ..core.errors import ConfigError, WikicError
 from ..core.fsutil import linked_part, read_regular
 from ..transform.layer1 import LAYER1, parse_doc
 from .ask import Lookup
 from .backend import llm_model, model_expander
-from .search import kb_files
 
 URI_PREFIX = "wiki://"
 WIKI = "wiki"
