@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from mcp.client.session import ClientSession
@@ -83,13 +84,24 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_reply(example_kb: Path) -> No
     """Raw lines on stdin, as a broken client might send them: each gets a JSON-RPC error (id
     null), and the server goes on answering."""
     lines = ["this is not json", "[1, 2]", json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"})]
-    proc = subprocess.run(
+    # stdin stays open until the three replies are read, as a client's does: a server whose
+    # input ends may drop a request still in flight
+    with subprocess.Popen(
         [sys.executable, "-m", "wikic", "--root", str(example_kb), "mcp"],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
-        timeout=60,
-    )
-    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        guard = threading.Timer(60, proc.kill)  # a server that never answers fails, not hangs
+        guard.start()
+        proc.stdin.write("\n".join(lines) + "\n")
+        proc.stdin.flush()
+        out = [proc.stdout.readline() for _ in lines]
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        guard.cancel()
+    replies = [json.loads(line) for line in out if line]
     assert [r.get("error", {}).get("code") for r in replies] == [-32700, -32600, None], replies
     assert replies[0]["id"] is None and replies[2] == {"jsonrpc": "2.0", "id": 7, "result": {}}
