@@ -123,8 +123,12 @@ GROVE = {"title": "Grove 6", "sources": ["specs:grove-6"], "match": ["Grove 6"]}
         (  # the glossary beside the devices, and a device named for it: the planner refuses it
             {"glossary": {"folder": "devices"}},
             [{"id": "glossary", **GROVE}],
-            "the glossary page 'glossary' would be written to wiki/devices/glossary.md, over the device page",
+            "the device page 'glossary' would be written to wiki/devices/glossary.md, over the glossary page",
         ),
+        ({"device": {"folder": ""}}, [{"id": "changes", **GROVE}], "device id 'changes' would be written"),
+        ({"device": {"folder": ""}}, [{"id": "glossary", **GROVE}], "device id 'glossary' would be written"),
+        ({"device": {"folder": "index"}}, [], "page_types.device.folder"),
+        ({"device": {"folder": "index/devices"}}, [], "page_types.device.folder"),
     ],
 )
 def test_no_page_id_or_folder_addresses_the_kbs_own_files_or_another_page(
@@ -150,6 +154,27 @@ def test_two_pages_planned_for_one_file_are_refused(example_kb: Path) -> None:
     pages.add("device", "grove-6", "Grove 6", [], {})
     with pytest.raises(ConfigError, match="over the device page 'grove-6'"):
         pages.add("device", "grove-6", "Grove 6 again", [], {})
+
+
+@pytest.mark.parametrize("slug", ["changes", "glossary", "log", "index"])
+def test_a_page_in_wiki_itself_never_takes_a_file_wikic_keeps(example_kb: Path, slug: str) -> None:
+    """A topic group titled 'Changes' with topics kept in wiki/ itself: refused even in a run that
+    writes no change list, whose file it would otherwise take."""
+    from wikic.compile.pageplan import _Pages
+    from wikic.compile.schema import load_wiki_schema
+    from wikic.core.errors import ConfigError
+
+    path = example_kb / "schema" / "wiki.yaml"
+    data = yaml.safe_load(path.read_text("utf-8"))
+    data["page_types"] = {**data.get("page_types", {}), "topic": {"folder": ""}}
+    path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    pages = _Pages(load_wiki_schema(example_kb), {})
+    with pytest.raises(
+        ConfigError, match=f"the topic page '{slug}' would be written to wiki/{slug}.md, over"
+    ):
+        pages.add("topic", slug, slug.title(), [], {})
+    if slug in ("changes", "glossary"):  # the page type the file is kept for still writes it
+        assert pages.add(slug, slug, slug.title(), [], {}).path == f"wiki/{slug}.md"
 
 
 # ---- inputs that raised a traceback --------------------------------------------------------------

@@ -42,7 +42,7 @@ from .links import (
     outline_of,
     rank_see_also,
 )
-from .schema import Comparison, Device, Guide, TopicRule, WikiSchema
+from .schema import SINGLE_PAGE_TYPES, Comparison, Device, Guide, TopicRule, WikiSchema
 from .timeline import Timeline, document_frequencies, sentences_of, timeline
 
 
@@ -339,17 +339,24 @@ class _Pages:
 
     def __init__(self, schema: WikiSchema, superseded: dict[str, str]):
         self.folders = {name: t.folder for name, t in schema.page_types.items()}
+        # the glossary's and the change list's files are theirs even in a run that writes neither
+        self.kept = {self.path_of(t, t): t for t in SINGLE_PAGE_TYPES if t in self.folders}
         self.superseded = superseded
         self.pages: list[PageSpec] = []
         self.paths: dict[str, PageSpec] = {}
         self.homes: dict[str, str] = {}  # layer-1 path → the page that shows it whole
 
-    def add(self, type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
+    def path_of(self, type_: str, slug: str) -> str:
         folder = self.folders[type_]
-        path = f"wiki/{folder}/{slug}.md" if folder else f"wiki/{slug}.md"
+        return f"wiki/{folder}/{slug}.md" if folder else f"wiki/{slug}.md"
+
+    def add(self, type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
+        path = self.path_of(type_, slug)
         taken = self.paths.get(path)
-        if taken is not None or path in RESERVED or path.startswith("wiki/index/"):
-            what = f"the {taken.type} page '{taken.slug}'" if taken else "a file wikic maintains"
+        kept = self.kept.get(path, type_) != type_
+        if taken is not None or kept or path in RESERVED or path.startswith("wiki/index/"):
+            what = f"the {self.kept[path]} page" if kept else "a file wikic maintains"
+            what = f"the {taken.type} page '{taken.slug}'" if taken else what
             raise ConfigError(
                 f"schema/wiki.yaml: the {type_} page '{slug}' would be written to {path}, over {what}; "
                 "rename it or give its page type another folder"
