@@ -76,8 +76,9 @@ demo-onboard: venv
 	$(WIKIC) --root $(ONBOARD) compile
 	$(WIKIC) --root $(ONBOARD) check
 
+# Every test, on a worker per core (pytest-xdist): the FarmBot KB is built once and shared.
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 bench: venv
 	$(BIN)/python bench/run.py
