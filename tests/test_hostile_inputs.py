@@ -85,6 +85,24 @@ def test_a_symlink_in_schema_or_wiki_is_not_read(example_kb: Path, tmp_path: Pat
     assert target.read_text("utf-8").startswith("---")  # the link's target was never written
 
 
+@pytest.mark.parametrize(("folder", "command"), [("wiki/topics", "compile"), (f"{LAYER1}/faq", "transform")])
+def test_a_command_never_writes_through_a_linked_folder(
+    example_kb: Path, tmp_path: Path, folder: str, command: str
+) -> None:
+    """A folder of the wiki or of layer 1 replaced by a link to one outside: compile and
+    transform, which write there, stop before writing anything, naming the link."""
+    outside = tmp_path / "outside"
+    os.rename(example_kb / folder, outside)
+    (outside / "algae.md").write_text("# Mine\n", "utf-8")  # a page the compile would rewrite
+    (example_kb / folder).symlink_to(outside)
+    if command == "transform":  # a file transform would write again
+        os.remove(next(outside.glob("*.md")))
+    before = {p.name: p.read_bytes() for p in outside.iterdir()}
+    code, out = wikic(example_kb, command)
+    assert code == 2 and f"{folder}: a symbolic link to a folder, which wikic never writes through" in out
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
+
+
 def test_a_template_reached_through_a_symlink_is_refused(tree, tmp_path: Path) -> None:
     (tmp_path / "outside.md.j2").write_text("# {{ record.title }}\n", "utf-8")
     root = tree(

@@ -153,6 +153,18 @@ def walk_files(root: Path | str, folder: str, suffix: str = ".md") -> tuple[list
     return sorted(files), sorted(links)
 
 
+def refuse_folder_links(root: Path, folder: str) -> None:
+    """A ConfigError when ``root/folder``, or a folder under it, is a symbolic link to a folder:
+    a command writing there would write wherever the link points. (A link to a file is only
+    replaced, never written through.)"""
+    for rel in walk_files(root, folder)[1]:
+        if (root / rel).is_dir():
+            raise ConfigError(
+                f"{root / rel}: a symbolic link to a folder, which wikic never writes through; "
+                "replace it with the folder itself"
+            )
+
+
 def read_regular(path: Path | str) -> bytes:
     """The bytes of a regular file, never through a symbolic link (``OSError`` otherwise: ELOOP
     for a link, or a 'not a regular file' error for a folder, device or FIFO)."""

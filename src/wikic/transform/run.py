@@ -29,6 +29,7 @@ from ..core.fsutil import (
     linked_part,
     read_json_artifact,
     read_regular,
+    refuse_folder_links,
     remove_stale_temps,
     sha256_tag,
     walk_files,
@@ -239,6 +240,7 @@ def transform(
     """Render every source's current snapshots; delete generated files of removed records."""
     reports = []
     with kb_lock(root):
+        refuse_folder_links(root, LAYER1)
         state_path = root / STATE
         state = read_json_artifact(state_path, SCHEMA_VERSION) or {"sources": {}}
         names = [n for n in config.sources if n in set(layer0_sources(root))]
