@@ -31,21 +31,35 @@ check: venv
 verify: venv
 	$(WIKIC) verify
 
+# The example KB built from nothing in a scratch copy (.wikic/demo, git-ignored): its schema, its
+# API export and its hand-maintained spec pages; the committed layers and wiki stay as they are.
+DEMO := .wikic/demo
 demo: venv
-	$(WIKIC) fetch
-	$(WIKIC) transform
-	$(WIKIC) compile
-	$(WIKIC) verify
-	$(WIKIC) check
-	$(WIKIC) ask "What is the return policy?"
-	$(WIKIC) ask "Does the Grove 6 work with Alexa?"
+	rm -rf $(DEMO) && mkdir -p $(DEMO)/layer1_sources
+	cp -r schema examples $(DEMO)/ && cp -r layer1_sources/specs $(DEMO)/layer1_sources/
+	@echo; echo "== fetch: the API export into layer 0, one snapshot per record version"
+	@echo "   (added/changed/unchanged: snapshots written or kept; removed: gone from the API;"
+	@echo "    pages: API pages read; 304: pages the API answered 'not modified'; s: seconds)"
+	$(WIKIC) --root $(DEMO) fetch
+	@echo; echo "== transform: layer 0 into Markdown sources in layer 1 (written, unchanged, deleted)"
+	$(WIKIC) --root $(DEMO) transform
+	@echo; echo "== compile: layer 1 into the wiki (pages: +added ~changed -removed =unchanged;"
+	@echo "   sentences: cited, verified against the section each cites, repaired by an LLM, dropped)"
+	$(WIKIC) --root $(DEMO) compile
+	@echo; echo "== verify: every layer-0 snapshot against its hash"
+	$(WIKIC) --root $(DEMO) verify
+	@echo; echo "== check: links, citations, staleness and contradictions across the KB"
+	$(WIKIC) --root $(DEMO) check
+	@echo; echo "== ask: an answer with file#heading citations, and a refusal"
+	$(WIKIC) --root $(DEMO) ask "What is the return policy?"
+	$(WIKIC) --root $(DEMO) ask "Does the Grove 6 work with Alexa?"
 	@echo
-	@echo "== demo summary =="
-	@echo "layer 0 snapshots:    $$(find layer0_raw -name '*@*.json' | wc -l)"
-	@echo "layer 1 sources:      $$(find layer1_sources -name '*.md' | wc -l)"
-	@echo "wiki pages:           $$(find wiki -name '*.md' ! -name index.md ! -name log.md ! -path 'wiki/index/*' | wc -l)"
-	@echo "citations in wiki:    $$(grep -o 'layer1_sources/[^)]*' -r wiki | wc -l)"
-	@echo "start reading at:     wiki/index.md  (or: $(WIKIC) search QUERY, $(WIKIC) ask QUESTION)"
+	@echo "== demo summary ($(DEMO)) =="
+	@echo "layer 0 snapshots:    $$(find $(DEMO)/layer0_raw -name '*@*.json' | wc -l)"
+	@echo "layer 1 sources:      $$(find $(DEMO)/layer1_sources -name '*.md' | wc -l)"
+	@echo "wiki pages:           $$(find $(DEMO)/wiki -name '*.md' ! -name index.md ! -name log.md ! -path '*/wiki/index/*' | wc -l)"
+	@echo "citations in wiki:    $$(grep -o 'layer1_sources/[^)]*' -r $(DEMO)/wiki | wc -l)"
+	@echo "start reading at:     $(DEMO)/wiki/index.md  (or: $(WIKIC) --root $(DEMO) search QUERY)"
 
 # A new user's path, offline: infer sources.yaml from the example API export, fetch, and let
 # `wikic plan` propose wiki.yaml. The scratch KB lives in .wikic/ (git-ignored).
@@ -62,8 +76,9 @@ demo-onboard: venv
 	$(WIKIC) --root $(ONBOARD) compile
 	$(WIKIC) --root $(ONBOARD) check
 
+# Every test, on a worker per core (pytest-xdist): the FarmBot KB is built once and shared.
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 bench: venv
 	$(BIN)/python bench/run.py

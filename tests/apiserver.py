@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 STYLES = ("next_field", "link_header", "page", "offset", "cursor", "none")
-FAULTS = ("429", "500", "slow", "truncate", "malformed", "loop", "redirect", "oversize")
+FAULTS = ("429", "500", "slow", "truncate", "malformed", "loop", "redirect", "oversize", "empty", "short")
 
 
 @dataclass
@@ -237,6 +237,10 @@ class ApiServer:
             other = "localhost" if host == "127.0.0.1" else "127.0.0.1"
             qs = parts_query(query)
             return 302, b"", {"Location": f"http://{other}:{self.port}{path}{qs}"}
+        if kind == "empty":  # the page's records are missing, its next link is not
+            chunk = []
+        elif kind == "short":
+            chunk = chunk[: len(chunk) // 2]
         more = bool(info and info["more"])
         nxt = self._next(c, index, more, info["start"], info["size"], host, kind == "loop") if info else None
         extra = {"Content-Type": "application/json"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import socket
 import sys
@@ -121,17 +123,33 @@ def changed_files(before: dict[str, tuple[int, bytes]], after: dict[str, tuple[i
 
 @pytest.fixture(scope="session")
 def farmbot_compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The FarmBot corpus fetched over loopback, transformed and compiled offline, once per session.
+    """The FarmBot corpus fetched over loopback, transformed and compiled offline, once per run:
+    parallel workers (pytest-xdist) share one build, made by whichever asks first.
 
     Read-only: tests that change anything copy it first.
     """
-    from farmbot_kb import available, build_layers
-
-    from wikic.compile.run import compile_wiki
+    from farmbot_kb import available
 
     if not available():
         pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
-    root = tmp_path_factory.mktemp("farmbot-compiled") / "kb"
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # all workers' parent
+    home = shared / "farmbot-compiled"
+    with open(shared / "farmbot-compiled.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait for the build, then read it
+        if not (home / "built").exists():
+            shutil.rmtree(home, ignore_errors=True)  # a build a failed worker left half done
+            home.mkdir()
+            _build_farmbot(home / "kb")
+            (home / "built").touch()
+    return home / "kb"
+
+
+def _build_farmbot(root: Path) -> None:
+    from farmbot_kb import build_layers
+
+    from wikic.compile.run import compile_wiki
+
     server = ApiServer()
     try:
         build_layers(root, server)
@@ -139,4 +157,3 @@ def farmbot_compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
         server.close()
     report = compile_wiki(root)
     assert not report.failed, report.failed
-    return root

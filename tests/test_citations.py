@@ -241,3 +241,78 @@ def test_a_table_row_restated_as_header_value_pairs_passes() -> None:
     cite = [Citation(doc.path, "sizes")]
     assert v.check("Express — Width: 1.2m; Length: 3m", cite).ok
     assert not v.check("Express — Width: 3m; Length: 1.2m", cite).ok  # values under other headers
+
+
+# --- names, directions, clauses and facts (each case a wrong sentence a model once got through) --
+
+
+def _doc(name: str, body: str) -> SourceDoc:
+    from wikic.core.markdown import split_sections
+
+    path = f"layer1_sources/kb/{name}.md"
+    return SourceDoc("kb", name, name, path, name, {}, body, "sha256:0", tuple(split_sections(body)))
+
+
+BEETS = _doc("beets", "# Beets\n\nBeets germinate in 5 to 8 days at 10 to 29 C.\n")
+CABBAGE = _doc(
+    "red-cabbage", "# Red cabbage\n\nRed cabbage germinates best at 21 C (70 F) in 7 to 10 days.\n"
+)
+GARDENS = _doc(
+    "gardens",
+    "# Gardens\n\nThe Sprout 3 holds 4 litres and the Grove 6 holds 14 litres. Restart the garden within "
+    "5 minutes after a power cut. Fill the tank from the top and drain it from the bottom. The warranty "
+    "covers the pump. The extrusion should be able to slide into the cross-slide easily.\n",
+)
+
+
+def cites(*docs: SourceDoc) -> list[Citation]:
+    return [Citation(d.path, d.sections[0].anchor) for d in docs]
+
+
+@pytest.fixture(scope="module")
+def small() -> Verifier:
+    return Verifier([BEETS, CABBAGE, GARDENS])
+
+
+def test_a_fact_is_never_assembled_from_two_cited_sections(small: Verifier) -> None:
+    wrong = "Beets germinate best at 21 C (70 F) in 7 to 10 days."
+    result = small.check(wrong, cites(BEETS, CABBAGE))
+    assert not result.ok and "cited section" in result.reason
+    assert not small.check(wrong, cites(CABBAGE)).ok
+    assert small.check(
+        "Red cabbage germinates best at 21 C (70 F) in 7 to 10 days.", cites(BEETS, CABBAGE)
+    ).ok
+    both = "Beets germinate in 5 to 8 days, and red cabbage germinates best at 21 C in 7 to 10 days."
+    assert small.check(both, cites(BEETS, CABBAGE)).ok
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        "The Zorblax holds 4 litres.",  # a name the section never uses
+        "The Grove 6 holds 4 litres.",  # a name it uses, of another product
+        "Restart the garden after 5 minutes after a power cut.",  # within → after
+        "Fill the tank from the bottom and drain it from the bottom.",  # top → bottom
+        "The extrusion should not be able to slide into the cross-slide easily.",  # a negation added
+        "The warranty covers the pump, and this also voids the warranty.",  # a clause of its own words
+    ],
+)
+def test_names_directions_negations_and_clauses_must_be_the_cited_ones(small: Verifier, wrong: str) -> None:
+    assert not small.check(wrong, cites(GARDENS)).ok
+
+
+@pytest.mark.parametrize(
+    "faithful",
+    [
+        "The Grove 6 holds 14 litres.",
+        "After a power cut, restart the garden within 5 minutes.",  # clauses reordered
+        "The Sprout 3 holds 4 litres; the warranty covers the pump.",  # two sentences merged
+        "Fill the tank from the top and drain it from the bottom.",
+        "The Sprout 3 holds 4 liters and the Grove 6 holds 14 liters.",  # units spelled another way
+        "Red cabbage germinates best at 21 degrees Celsius (70 degrees Fahrenheit) in 7 to 10 days.",
+    ],
+)
+def test_faithful_restatements_pass(small: Verifier, faithful: str) -> None:
+    doc = CABBAGE if "cabbage" in faithful else GARDENS
+    result = small.check(faithful, cites(doc))
+    assert result.ok, result.reason

@@ -201,10 +201,13 @@ def test_numbered_pages_are_fetched_conditionally_too(tree, api, style, paginati
     n = len(api.log)
     again = run(root)[0]
     assert changed_files(before, snapshot_tree(root)) == []
-    # The three pages holding records come back 304; the empty page (and any page read ahead
-    # past it by the concurrent window) is asked again, as it carried no records to vouch for.
-    assert sum(r.status == 304 for r in api.log[n:]) == 3
-    assert again.not_modified == 3 and again.unchanged == 25 and again.removed == []
+    # The three pages holding records come back 304, and so does the empty page that ends a list
+    # paged by number alone (fetch keeps what that page held, to tell an empty page from the
+    # end); with a page size the short third page ends it. Pages read ahead past the end by the
+    # concurrent window are asked again.
+    pages = 4 if style == "page" else 3
+    assert sum(r.status == 304 for r in api.log[n:]) == pages
+    assert again.not_modified == pages and again.unchanged == 25 and again.removed == []
     data[12]["body"] = "changed"
     third = run(root)[0]
     assert (third.changed, third.unchanged, third.removed) == (1, 24, [])
@@ -492,7 +495,7 @@ def test_removed_record_is_marked_and_its_snapshots_stay(tree, api):
     root = kb(tree, {"items": http_source(url)})
     run(root)
     gone = data.pop(2)
-    [report] = run(root)
+    [report] = run(root, allow_shrink=True)  # one of five is more than max_shrink (10%)
     assert report.removed == [gone["id"]]
     entry = manifest(root, "items")["records"][gone["id"]]
     assert entry["status"] == "removed" and entry["removed"]
@@ -598,7 +601,7 @@ def test_files_source_reads_md_and_json(tree):
     assert recs["sub/part.json"] == {"title": "Part", "n": 3}
     assert run(root)[0].unchanged == 2
     (root.parent / "handbook" / "intro.md").unlink()
-    assert run(root)[0].removed == ["intro.md"]
+    assert run(root, allow_shrink=True)[0].removed == ["intro.md"]
 
 
 def test_files_source_keys_drop_the_extension_and_urls_are_kb_relative(tree):

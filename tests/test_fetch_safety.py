@@ -38,7 +38,10 @@ def test_an_empty_answer_is_refused_and_changes_nothing(tree, api) -> None:
     api.collections["faq"].records = []  # the API answers {"data": []}
     result = runner.invoke(app, ["--root", str(root), "fetch"])
     assert result.exit_code == 1
-    assert "source 'faq': 0 records, down from 47" in result.output and "--allow-shrink" in result.output
+    assert f"source 'faq', page {url}: page 1 has no records; the last fetch found 20 there" in " ".join(
+        result.output.split()
+    )
+    assert "0 records, down from 47" in result.output and "--allow-shrink" in result.output
     transform(root, load_sources(root))
     after = snapshot_tree(root)
     assert {k: v for k, v in after.items() if not k.startswith(".wikic/")} == {
@@ -72,6 +75,73 @@ def test_max_shrink_is_configurable_per_source(tree, api) -> None:
     bad = kb(tree, {"faq": http_source(url, max_shrink=1.5)}, name="bad")
     result = runner.invoke(app, ["--root", str(bad), "fetch"])
     assert result.exit_code == 2 and "max_shrink" in result.output
+
+
+STYLES = {
+    "next_field": {"style": "next_field"},
+    "link_header": {"style": "link_header"},
+    "cursor": {"style": "cursor", "param": "cursor", "field": "next_cursor"},
+    "page": {"style": "page", "param": "page"},
+}
+
+
+def paged(tree, api, style: str, n: int = 95) -> tuple[Path, list[dict], str]:
+    """A KB fetching ``n`` records in pages of 10 from a loopback API, fetched once."""
+    data = records(n)
+    url = api.add("faq", data, style=style, page_size=10)
+    root = kb(tree, {"faq": http_source(url, pagination=STYLES[style])}, name=f"kb-{style}")
+    [report] = run(root)
+    assert report.errors == [] and report.added == n
+    return root, data, url
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+@pytest.mark.parametrize(("fault", "page"), [("empty", 1), ("empty", 9), ("short", 2)])
+def test_a_page_that_lost_records_keeps_the_previous_ones_and_names_the_page(
+    tree, api, style: str, fault: str, page: int
+) -> None:
+    """An empty page in the middle, an empty last page (5 records: within max_shrink) and a
+    short page in the middle keep layer 0 as it was; fetch exits 1 naming the page."""
+    from apiserver import Fault
+
+    root, _, _ = paged(tree, api, style)
+    before = snapshot_tree(root / LAYER0)
+    api.collections["faq"].faults.append(Fault(fault, times=100, page=page))
+    result = runner.invoke(app, ["--root", str(root), "fetch"])
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert "source 'faq', page http://127.0.0.1" in said and "--allow-shrink" in said
+    assert (f"page {page + 1} has" in said) or (style == "cursor" and fault == "empty"), said
+    assert snapshot_tree(root / LAYER0) == before
+    assert not (root / LAYER0 / "log.md").exists()
+
+
+def test_allow_shrink_accepts_a_real_deletion_and_the_log_records_it(tree, api) -> None:
+    from apiserver import Fault
+
+    root, data, _ = paged(tree, api, "next_field")
+    api.collections["faq"].faults.append(Fault("empty", times=100, page=1))
+    result = runner.invoke(app, ["--root", str(root), "fetch", "--allow-shrink"])
+    assert result.exit_code == 0, result.output
+    log = (root / LAYER0 / "log.md").read_text("utf-8")
+    assert (
+        "fetch faq | -10 records (95 → 85)" in log
+        and "Accepted with --allow-shrink: page 2 has no records" in log
+    )
+    assert "- removed r010" in log and "- removed r019" in log
+    assert len([e for e in manifest(root, "faq")["records"].values() if e["status"] == "current"]) == 85
+
+
+def test_a_drop_past_max_shrink_is_refused_and_one_within_it_is_logged(tree, api) -> None:
+    root, data, _ = paged(tree, api, "next_field", n=20)
+    del data[-3:]  # 15% of the source, from the last page: no page looks wrong
+    [report] = run(root)
+    assert report.errors and "17 records, down from 20 (more than 10% gone in one fetch)" in report.errors[0]
+    data.append(records(20)[-1])  # now 18 of 20: 10% is not more than 10%
+    [report] = run(root)
+    assert report.errors == [] and len(report.removed) == 2
+    log = (root / LAYER0 / "log.md").read_text("utf-8")
+    assert "-2 records (20 → 18)" in log and "--allow-shrink" not in log
 
 
 # ---- secrets and configuration errors ------------------------------------------------------------

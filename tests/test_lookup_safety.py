@@ -91,5 +91,5 @@ def test_an_agent_can_follow_every_link_of_a_two_level_index(example_kb: Path) -
     assert got["failed"] == [] and len(got["followed"]) > 30
     assert all(link.startswith(("wiki/", "layer1_sources/")) for link in got["page_links"])
     assert got["relative"].startswith("---") and "# Grove 6" in got["relative"]
-    assert got["bad"][0] and "no wiki page '../schema/wiki.yaml'" in got["bad"][1]
+    assert got["bad"][0] and "no wiki page or source '../schema/wiki.yaml'" in got["bad"][1]
     assert got["huge"][0] and "100,000-character word" in got["huge"][1]

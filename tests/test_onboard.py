@@ -107,6 +107,10 @@ def test_secrets_in_the_url_and_headers_become_env_placeholders(tmp_path: Path, 
     )
     assert result.exit_code == 0, result.output
     assert "export FAQ_API_KEY=" in result.output and "export FAQ_X_API_TOKEN=" in result.output
+    assert "inspecting faq (" in result.output and "api_key=${FAQ_API_KEY}" in result.output
+    assert "k3y" not in result.output and "s3cret" not in result.output  # not on the console either
+    written = "".join(p.read_text("utf-8") for p in (tmp_path / "kb").rglob("*") if p.is_file())
+    assert "k3y" not in written and "s3cret" not in written
     text, sources = sources_yaml(tmp_path / "kb")
     assert "s3cret" not in text and "k3y" not in text
     assert sources["faq"]["headers"] == {"X-Api-Token": "${FAQ_X_API_TOKEN}"}
@@ -119,6 +123,11 @@ def test_secrets_in_the_url_and_headers_become_env_placeholders(tmp_path: Path, 
     assert {r.query.get("api_key") for r in api.requests("faq")} == {"k3y"}  # sent on every page
     stored = "".join(p.read_text("utf-8") for p in (tmp_path / "kb" / "layer0_raw").rglob("*.json"))
     assert "k3y" not in stored and "s3cret" not in stored and "${FAQ_API_KEY}" in stored
+
+
+def test_a_secret_in_an_origin_that_is_no_url_is_never_printed(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", str(tmp_path / "kb"), "--from", "htps://api.test/x?api_key=k3y"])
+    assert result.exit_code == 2 and "api_key=${" in result.output and "k3y" not in result.output
 
 
 def test_redaction_keeps_the_scheme_and_names_the_variable() -> None:

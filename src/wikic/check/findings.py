@@ -30,6 +30,7 @@ RULES: dict[str, tuple[str, str]] = {
     "suspicious-instruction": (WARNING, "a cited sentence that instructs the reader or an assistant"),
     "wiki-shrank": (WARNING, "the wiki lost more than half its pages since the last compile"),
     "unreadable-source": (ERROR, "a layer-1 file that cannot be parsed (skipped)"),
+    "symlink": (ERROR, "a symbolic link under layer1_sources/, schema/ or wiki/ (never followed)"),
 }
 
 

@@ -139,7 +139,7 @@ def rule_hand_edited(kb: KB) -> Iterator[Finding]:
             continue
         # No record of this file (e.g. a fresh clone: .wikic/ is not in git): render it again.
         if config is None:
-            config = _load_config(kb.root)
+            config = kb.config or False
         expected = _rerender(kb.root, doc, config, renderers)
         if expected is not None and sha256_tag(expected) != doc.sha256:
             yield finding(
@@ -149,15 +149,6 @@ def rule_hand_edited(kb: KB) -> Iterator[Finding]:
                 "differs from what 'wikic transform' renders from its layer-0 snapshot; rerun "
                 "'wikic transform' (hand edits belong in a hand-maintained file)",
             )
-
-
-def _load_config(root: Path) -> Any:
-    from ..core.config import load_sources
-
-    try:
-        return load_sources(root)
-    except Exception:
-        return False
 
 
 def _rerender(root: Path, doc: SourceDoc, config: Any, renderers: dict[str, Any]) -> bytes | None:

@@ -13,7 +13,9 @@ from urllib.parse import unquote
 import yaml
 
 from ..compile.draft import ANY_LINK, CITE_LINK, SUPERSEDED_MARK, Citation, parse_citations, resolve_href
+from ..core.config import MAX_YAML_VALUES, too_large
 from ..core.errors import KBError
+from ..core.fsutil import read_regular, walk_files
 from ..core.markdown import anchors, code_lines, github_slug, heading, plain_inline
 
 WIKI = "wiki"
@@ -85,7 +87,10 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def read_page(root: Path, path: Path) -> WikiPage:
     rel = path.relative_to(root).as_posix()
-    text = path.read_text("utf-8")
+    try:
+        text = read_regular(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KBError(f"{rel}: cannot be read ({exc}); restore it with 'wikic compile' or from git") from None
     lines = text.split("\n")
     meta: dict[str, Any] = {}
     start = 0
@@ -96,6 +101,12 @@ def read_page(root: Path, path: Path) -> WikiPage:
                     loaded = yaml.load("\n".join(lines[1:i]), Loader=_LOADER)  # noqa: S506 - safe loader
                 except yaml.YAMLError as exc:
                     raise KBError(f"{rel}: cannot read frontmatter ({exc}); fix the YAML") from None
+                except RecursionError:
+                    raise KBError(f"{rel}: frontmatter nested too deeply to read; fix the YAML") from None
+                if too_large(loaded):
+                    raise KBError(
+                        f"{rel}: frontmatter aliases expand past {MAX_YAML_VALUES} values; fix the YAML"
+                    )
                 meta = loaded if isinstance(loaded, dict) else {}
                 start = i + 1
                 break
@@ -103,14 +114,8 @@ def read_page(root: Path, path: Path) -> WikiPage:
 
 
 def wiki_pages(root: Path) -> list[WikiPage]:
-    folder = root / WIKI
-    if not folder.is_dir():
-        return []
-    return [
-        read_page(root, p)
-        for p in sorted(folder.rglob("*.md"))
-        if not any(part.startswith(".") for part in p.relative_to(root).parts)
-    ]
+    """Every page under ``wiki/``, hidden files and symbolic links aside (``symlink`` reports those)."""
+    return [read_page(root, root / rel) for rel in walk_files(root, WIKI)[0]]
 
 
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -151,7 +156,6 @@ def _links(page: WikiPage) -> Iterator[Link]:
             if _EXTERNAL.match(href):
                 continue
             target, _, anchor = href.partition("#")
-            target = unquote(target)
             path = resolve_href(page.path, target) if target else ""
             is_cite = bool(CITE_LINK.fullmatch(m.group(0)))
             yield Link(n, href, path, unquote(anchor), is_cite)

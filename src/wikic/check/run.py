@@ -16,7 +16,7 @@ One module per rule family:
 - ``contradictions``: contradiction (fields, numbers, and the tools or variants sources name);
 - ``versions``: unresolved-supersedes;
 - ``safety``: unsafe-markup, suspicious-instruction;
-- ``loss``: unreadable-source, wiki-shrank.
+- ``loss``: unreadable-source, symlink, wiki-shrank.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .cited import rule_citations
 from .contradictions import quantities, rule_contradictions
 from .findings import ERROR, RULES, WARNING, CheckReport, Finding, format_report
 from .integrity import rule_hand_edited, rule_layer0, rule_stale
-from .loss import rule_shrink, rule_unreadable
+from .loss import rule_shrink, rule_symlinks, rule_unreadable
 from .markup import rule_instructions, rule_markup
 from .pages import Statement, WikiPage, read_page, wiki_pages
 from .placement import rule_duplicates, rule_uncovered
@@ -52,6 +52,7 @@ RULE_FUNCTIONS = (
     rule_instructions,
     rule_shrink,
     rule_unreadable,
+    rule_symlinks,
 )
 
 

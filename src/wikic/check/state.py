@@ -9,6 +9,7 @@ from typing import Any
 
 from ..compile.citations import DEFAULT_MIN_OVERLAP, Verifier
 from ..compile.schema import WikiSchema
+from ..core.config import load_sources
 from ..core.fsutil import require_kb
 from ..core.models import SourceDoc
 from ..transform.layer1 import load_layer1, require_sources
@@ -25,6 +26,7 @@ class KB:
     schema: WikiSchema | None
     plan: Any = None  # plan.Plan, or None without a readable schema
     unreadable: dict[str, str] = field(default_factory=dict)  # layer-1 files skipped, and why
+    config: Any = None  # schema/sources.yaml, or None without one
 
     @cached_property
     def content_pages(self) -> list[WikiPage]:
@@ -40,6 +42,8 @@ def gather(root: Path) -> KB:
     from ..compile.schema import load_wiki_schema
 
     require_kb(root)
+    # a sources.yaml that cannot be read is a configuration error (exit 2), not a rule to skip
+    config = load_sources(root) if (root / "schema" / "sources.yaml").exists() else None
     require_sources(root, "check")
     unreadable: dict[str, str] = {}
     docs_list = load_layer1(root, None, unreadable)
@@ -62,4 +66,5 @@ def gather(root: Path) -> KB:
         schema,
         the_plan,
         unreadable,
+        config,
     )

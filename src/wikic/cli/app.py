@@ -178,7 +178,10 @@ def fetch(
     source: Annotated[str | None, typer.Option("--source", help="Fetch only this source.")] = None,
     allow_shrink: Annotated[
         bool,
-        typer.Option("--allow-shrink", help="Accept a source losing more than max_shrink of its records."),
+        typer.Option(
+            "--allow-shrink",
+            help="Accept a source that lost records (an empty or short page, or more than max_shrink).",
+        ),
     ] = False,
     repair: Annotated[
         bool,
@@ -195,7 +198,17 @@ def fetch(
             do_fetch, state.root, config, only=source, progress=bar, allow_shrink=allow_shrink, repair=repair
         )
     table = report_table(
-        "source", "records", "added", "changed", "unchanged", "removed", "pages", "304", "errors", "s"
+        "source",
+        "records",
+        "added",
+        "changed",
+        "unchanged",
+        "removed",
+        "pages",
+        "304",
+        "errors",
+        "s",
+        caption="304: pages the API answered 'not modified' (nothing downloaded again); s: seconds",
     )
     for r in reports:
         table.add_row(

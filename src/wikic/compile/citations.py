@@ -26,8 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from ..core.markdown import STOPWORDS, plain_inline
+from ..core.markdown import IMAGE_MARKUP, STOPWORDS, plain_inline
 from ..core.models import SourceDoc
+from .claims import canonical, clauses, direction_of, facts, name_key, reword, scan, statements, word_stem
 from .draft import Citation
 
 DEFAULT_MIN_OVERLAP = 0.9
@@ -43,31 +44,15 @@ def stem(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=1 << 16)
-def word_stem(word: str) -> str:
-    """The verifier's stem: plural, -ed and -ing endings and a final 'e' go, so 'shade', 'shades',
-    'shaded' and 'shading' are one word, as are 'berry' and 'berries'."""
-    w = word
-    if len(w) <= 3:
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("es") and w[:-2].endswith(("x", "z", "ch", "sh", "o", "ss")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    for suffix in ("ing", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
-            if w[-1] == w[-2] and w[-1] not in "lsz":  # running → run
-                w = w[:-1]
-            break
-    return w[:-1] if w.endswith("e") and len(w) > 3 else w
-
-
 # -- tokens ----------------------------------------------------------------------------------------
 
-NEGATORS = frozenset("not no never none nothing nobody nowhere neither nor cannot without".split())
+NEGATORS = frozenset("not no never none nothing nobody nowhere neither nor cannot without avoid".split())
+_SPELLED_UNITS = frozenset("celsius fahrenheit centigrade".split())
+# Words that start a sentence without naming anything ('However, …').
+LINKING = frozenset(
+    "however additionally also furthermore moreover typically generally usually overall instead "
+    "otherwise meanwhile finally therefore thus likewise similarly note please".split()
+)
 _SKIP = STOPWORDS | frozenset("it's that's there's here's what's you're we're they're i'm let's".split())
 
 _UNIT_ALIASES = {
@@ -132,7 +117,7 @@ _ADDRESS = re.compile(
     re.IGNORECASE,
 )
 RAW_HTML = re.compile(r"<(?:!--|/?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>)")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_IMAGE = IMAGE_MARKUP
 _BOUNDARY_BEFORE = re.compile(r"(?:^|[.!?:;|)\]\"'”’]|(?:^|\s)(?:[-*+>]|\d+[.)]))\s*$")
 
 
@@ -162,6 +147,20 @@ class Negation:
     left: tuple[str, ...]
     right: frozenset[str]
     pair: tuple[str, str]
+    phrase: tuple[str, str] = ("<end>", "<end>")  # the two words after it, in order
+
+
+@dataclass(frozen=True)
+class Said:
+    """What one sentence says, to compare a restatement with it: its content words (direction
+    words aside), the words its negators negate, its direction groups, its words written with a
+    capital, and its first content word (capitalised wherever it stands)."""
+
+    words: frozenset[str]
+    negated: frozenset[str]
+    groups: frozenset[str]
+    names: frozenset[str]
+    first: str
 
 
 @dataclass
@@ -174,14 +173,22 @@ class Analysis:
     pairs: set[tuple[str, str]] = field(default_factory=set)  # adjacent tokens, no negator between
     plain_starts: set[tuple[str, str]] = field(default_factory=set)  # ... nor just before the first
     addresses: set[str] = field(default_factory=set)  # URLs, e-mail addresses, domain names
+    directions: set[tuple[str, str, str]] = field(default_factory=set)  # (group, word before, after)
+    capitals: set[str] = field(default_factory=set)  # words written with a capital, lower-cased
+    capital_stems: set[str] = field(default_factory=set)  # ... as the pairs hold them
+    sentences: list[Said] = field(default_factory=list)
 
     def add(self, other: Analysis) -> None:
         self.stems |= other.stems
+        self.directions |= other.directions
+        self.capitals |= other.capitals
+        self.capital_stems |= other.capital_stems
         for value, qs in other.quantities.items():
             self.quantities.setdefault(value, []).extend(qs)
         self.negations += other.negations
         self.pairs |= other.pairs
         self.plain_starts |= other.plain_starts
+        self.sentences += other.sentences
 
 
 # Token kinds: 'n' number (a range such as '12-20' or '555-0100' is one), 'd' date, 'u' a number's unit, 'c' a currency sign (the unit of the
@@ -191,10 +198,15 @@ Token = tuple[str, str]
 END = "<end>"  # stands for the end of a sentence in a pair of tokens
 
 
-def _tokens(text: str) -> list[Token]:
+def _tokens(text: str) -> tuple[list[Token], set[int]]:
+    """The tokens of ``text``, and which of them are content words written with a capital."""
     out: list[Token] = []
-    for m in _TOKEN.finditer(text.replace("’", "'")):
+    capital: set[int] = set()
+    text = reword(text).replace("’", "'")
+    end = 0  # where the previous token ended
+    for m in _TOKEN.finditer(text):
         tok = m.group()
+        after_space, end = not text[end : m.start()].strip(" -\u00a0"), m.end()
         if tok[0].isdigit():
             out.append(("n" if len(tok) < 10 or tok[4] != "-" else "d", tok.replace(",", ".")))
             continue
@@ -205,15 +217,29 @@ def _tokens(text: str) -> list[Token]:
             out.append(("b", low))
         elif low in "$€£":
             out.append(("c", UNITS[low]))
-        elif low in UNITS and out and out[-1][0] == "n":
-            out.append(("u", UNITS[low]))
+        elif (
+            (low in UNITS or tok in ("C", "F"))
+            and out
+            and out[-1][0] == "n"
+            and after_space  # '3) Day Neutral': no unit
+            and not text[m.end() : m.end() + 1].isdigit()  # '1.2, v1.3': v is no unit of 1.2
+        ):  # '15 C' is 15 °C
+            out.append(("u", UNITS.get(low) or UNITS["°" + low]))
         elif low in NEGATORS or low.endswith("n't"):
             out.append(("x", low))
         elif low in _SKIP or low == "%":
             out.append(("s", low))
         else:
-            out.append(("w", UNITS.get(low) or word_stem(low)))
-    return out
+            if tok[0].isupper():
+                capital.add(len(out))
+            out.append(("w", word_value(low[:-2] if low.endswith("'s") else low)))
+    return out, capital
+
+
+def word_value(low: str) -> str:
+    """What a lower-cased content word stands for: the unit it names, or its stem (a synonym's
+    as the first word of its group: 'employs' → 'use')."""
+    return UNITS.get(low) or canonical(word_stem(low))
 
 
 def _window(tokens: list[Token], i: int, step: int, numbers: bool) -> tuple[str, ...]:
@@ -232,6 +258,9 @@ def _window(tokens: list[Token], i: int, step: int, numbers: bool) -> tuple[str,
 
 
 _runs = itertools.count()
+# A model number or version: letters run into digits ('GPIO24', 'X200', 'v1.4', 'WPA2').
+_MODEL = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z-]*\d(?:[\w.-]*\w)?")
+_CAPITAL = re.compile(r"(?<![^\W\d_])[A-Z][^\W\d_]*(?:['’][^\W\d_]+)*")
 
 
 def analyse(text: str, addresses: bool = True) -> Analysis:
@@ -239,7 +268,9 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
     a = Analysis()
     if addresses:
         a.addresses = {_address(m.group()) for m in _ADDRESS.finditer(text)}
-    tokens = _tokens(text)
+    tokens, capital = _tokens(text)
+    a.capitals = {name_key(w) for w in _CAPITAL.findall(text)}
+    a.capital_stems = {word_value(w) for w in a.capitals}
     run = next(_runs)
     for i, (kind, value) in enumerate(tokens):
         if kind == "w":
@@ -272,8 +303,10 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
     start = 0
     for end in [*(i for i, (k, _) in enumerate(tokens) if k == "b"), len(tokens)]:
         sentence = tokens[start:end]
-        start = end + 1
         content = [i for i, (k, _) in enumerate(sentence) if k in ("n", "w")]
+        if content:
+            a.sentences.append(_said(sentence, content, {i - start for i in capital if start <= i < end}))
+        start = end + 1
         negated = False
         for n, i in enumerate(content):
             if n == 0:
@@ -296,8 +329,45 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
                     pair = (after[0], after[1] if len(after) > 1 else END)
                 else:
                     continue
-                a.negations.append(Negation(left, frozenset(after), pair))
+                phrase = (after[0], after[1]) if len(after) > 1 else (END, END)
+                a.negations.append(Negation(left, frozenset(after), pair, phrase))
+        a.directions |= _directions(sentence)
     return a
+
+
+def _said(sentence: list[Token], content: list[int], capital: set[int]) -> Said:
+    return Said(
+        frozenset(sentence[i][1] for i in content if not direction_of(sentence[i][1])),
+        _negated(sentence),
+        frozenset(g for k, t in sentence if k in ("w", "s") and (g := direction_of(t))),
+        frozenset(sentence[i][1] for i in capital),
+        sentence[0][1] if sentence[0][0] == "w" else "",
+    )
+
+
+def _negated(sentence: list[Token]) -> frozenset[str]:
+    """What each negator of a sentence negates: the content word after it, or the one before
+    it at the end of the sentence ('mould does not')."""
+    out = set()
+    for i, (kind, _) in enumerate(sentence):
+        if kind == "x":
+            after = next((t for k, t in sentence[i + 1 :] if k in ("n", "w")), None)
+            before = next((t for k, t in reversed(sentence[:i]) if k in ("n", "w")), END)
+            out.add(after or before)
+    return frozenset(out)
+
+
+def _directions(sentence: list[Token]) -> set[tuple[str, str, str]]:
+    """Each direction or comparison word of a sentence as (its group, the content word or
+    number before it, the one after it; END at the edge)."""
+    out = set()
+    for i, (kind, value) in enumerate(sentence):
+        group = direction_of(value) if kind in ("w", "s") else None
+        if group:
+            left = next((t for k, t in reversed(sentence[:i]) if k in ("n", "w")), END)
+            right = next((t for k, t in sentence[i + 1 :] if k in ("n", "w")), END)
+            out.add((group, left, right))
+    return out
 
 
 def _address(text: str) -> str:
@@ -345,9 +415,26 @@ class Cited:
     def analysis(self) -> Analysis:
         analysis = Analysis()
         plain = self._plain
-        for run in [*re.split(r"\n\s*\n", plain), *table_rows(plain), *self._rest]:
+        for run in [*re.split(r"\n\s*\n", plain), *table_rows(plain), *map(plain_inline, self._rest)]:
             analysis.add(analyse(run, addresses=False))
+            for part in statements(run) if ", " in run else ():  # what a restatement may take apart
+                analysis.sentences += analyse(part, addresses=False).sentences
         return analysis
+
+    @cached_property
+    def facts(self) -> dict[str, list[frozenset[str]]]:
+        """Per number of the cited text, the names (inside a sentence) of each fact it gives."""
+        out: dict[str, list[frozenset[str]]] = {}
+        for line in [*self._plain.split("\n"), *map(plain_inline, self._rest)]:
+            for names, _, value in facts(scan(reword(line), UNITS), _inside_name):
+                out.setdefault(value, []).append(frozenset(word_value(name_key(n)) for n in names))
+        return out
+
+    @cached_property
+    def plain_lower(self) -> str:
+        """The cited text as read (images as their alt text), lower-cased: where a model number
+        is looked up."""
+        return "\n".join([self._plain, *self._rest]).lower()
 
     @cached_property
     def raw(self) -> str:
@@ -529,20 +616,288 @@ class Verifier:
         """The checks for a sentence that is not a verbatim quote."""
         source = self._analysis(cites)
         said = analyse(plain)
+        whole = said
+        parts = statements(plain)
+        if len(parts) > 1:  # two sentences merged into one: numbers and negations read apart
+            apart = Analysis()
+            for part in parts:
+                apart.add(analyse(part, addresses=False))
+            said = analyse(plain)
+            said.quantities, said.sentences = apart.quantities, apart.sentences
+        # a negation's and a direction word's neighbours are read within its clause
+        within = Analysis()
+        for part in clauses(plain):
+            within.add(analyse(part, addresses=False))
+        said.negations, said.directions = within.negations, within.directions
         missing = sorted(a for a in said.addresses if not any(a in self.cited(c).raw for c in cites))
         if missing:
             return Support(False, f"{', '.join(missing)} does not occur in the cited text")
-        problem = _quantity_problem(said, source.quantities) or _polarity_problem(said, source)
+        models = {m.lower() for m in _MODEL.findall(plain)}
+        missing = sorted(m for m in models if not any(m in self.cited(c).plain_lower for c in cites))
+        if missing:
+            return Support(False, f"model {', '.join(missing)} does not occur in the cited text")
+        problem = (
+            _quantity_problem(said, source.quantities)
+            or _polarity_problem(said, source)
+            or _restatement_problem(said, whole, source)
+            or _direction_problem(said, source)
+        )
         if problem:
             return Support(False, problem)
-        if said.stems:
-            unsupported = sorted(said.stems - source.stems)
-            allowed = int(len(said.stems) * (1 - self.min_overlap) + 1e-9)
-            if len(unsupported) > allowed:
-                return Support(
-                    False, f"{', '.join(unsupported[:5])} not in the cited text ({len(unsupported)} words)"
-                )
-        return Support(True)
+        unsupported = sorted(said.stems - source.stems)
+        if len(unsupported) > self._allowed(len(said.stems)):
+            return Support(
+                False, f"{', '.join(unsupported[:5])} not in the cited text ({len(unsupported)} words)"
+            )
+        problem = self._name_problem(plain, source) or self._clause_problem(plain, cites)
+        return Support(False, problem) if problem else Support(True)
+
+    def _allowed(self, words: int) -> int:
+        """How many of ``words`` content words may be a rewording (not in the cited text)."""
+        return int(words * (1 - self.min_overlap) + 1e-9)
+
+    @staticmethod
+    def is_name(word: str, first: bool = False) -> bool:
+        """Whether a capitalised word (lower-cased) names something: not a stop word, a unit's
+        name ('Celsius'; a unit after a number is no name, see ``scan``) or a word that only links
+        sentences ('However'). A capitalised first word counts too: a
+        rewording keeps the source's first word or starts with a stop word."""
+        return not (word in _SKIP or word in NEGATORS or word in LINKING or word in _SPELLED_UNITS)
+
+    def names(self, plain: str) -> dict[str, bool]:
+        """The names of a sentence as the check reads them (see ``is_name``), each with whether
+        it stands inside a sentence, where the cited text must write it with a capital too (the
+        first word of a sentence is capitalised whatever it is)."""
+        out: dict[str, bool] = {}
+        for part in scan(reword(plain), UNITS):
+            for kind, value, first in part:
+                if kind == "name" and self.is_name(value, first):
+                    key = name_key(value)
+                    out[key] = out.get(key, False) or not first
+        return out
+
+    def _name_problem(self, plain: str, source: Analysis) -> str | None:
+        missing = sorted(n for n, inside in self.names(plain).items() if not _named(n, inside, source))
+        if missing:
+            return f"names {', '.join(missing[:3])}, which the cited text does not"
+        return None
+
+    def _clause_problem(self, plain: str, cites: tuple[Citation, ...]) -> str | None:
+        """Each clause supported by one cited section on its own: its names (a name of several
+        words as the section writes it) and numbers, its content words but for a rewording, and,
+        with two words or more, a pair of them side by side as the section has them (so no
+        clause of the section's words rides along). A statement's opening clauses that only name
+        something ('On the Grove 6, …') go with the clause after them. With two citations, each
+        number and what it is said of come from one section."""
+        for part, joined, names in self._clauses(plain):
+            said = analyse(part, addresses=False)
+            beside = _name_contexts(part)
+            if not any(self._clause_fits(said, names, joined, beside, self.cited(c).analysis) for c in cites):
+                where = "the cited text" if len(cites) < 2 else "any one cited section"
+                return f"'{part}' is not said by {where}"
+        return self._fact_problem(plain, cites)
+
+    def _fact_problem(self, plain: str, cites: tuple[Citation, ...]) -> str | None:
+        """Each number said of names as the cited text says it of them (where it says it of
+        some name), and with two citations, a number and all it is said of from one section."""
+        for names, words, value in facts(scan(reword(plain), UNITS), _inside_name):
+            named = {word_value(name_key(n)) for n in names}
+            held = [self.cited(c).facts.get(value) for c in cites]
+            if named and any(held) and not any(h is None or _said_of(named, h) for h in held):
+                return f"the cited text does not give {value} for {' '.join(sorted(names))}"
+            if len(cites) < 2:
+                continue
+            stems = named | {word_value(w) for w in words if len(w) > 1 and w not in _SKIP and w not in UNITS}
+            if not any(self._has_fact(stems, value, self.cited(c).analysis) for c in cites):
+                return f"no one cited section gives {value} for {' '.join(sorted(names | words))}"
+        return None
+
+    def _clauses(self, plain: str) -> list[tuple[str, set[tuple[str, str]], dict[str, bool]]]:
+        """The clauses of a sentence, statement by statement, each with the pairs of words of
+        its names and its names (see ``names``); the clauses that open a statement with names
+        only go with the next."""
+        out: list[tuple[str, set[tuple[str, str]], dict[str, bool]]] = []
+        for statement in statements(plain):
+            named = {word_value(n) for n in self.names(statement)}
+            carry, joined, names, opening = "", set(), {}, True
+            for part in clauses(statement):
+                joined = joined | _name_pairs(part)
+                names = {**names, **self.names(part)}
+                stems = analyse(part, addresses=False).stems
+                if opening and stems and stems <= named:
+                    carry = f"{carry} {part}".strip()
+                    continue
+                out.append((f"{carry} {part}".strip(), joined, names))
+                carry, joined, names, opening = "", set(), {}, False
+            if carry:
+                out.append((carry, joined, names))
+        return out
+
+    def _clause_fits(
+        self,
+        said: Analysis,
+        names: dict[str, bool],
+        joined: set[tuple[str, str]],
+        beside: set[tuple[tuple[str, str], ...]],
+        cited: Analysis,
+    ) -> bool:
+        if not joined <= cited.pairs or any(_name_displaced(context, cited) for context in beside):
+            return False
+        if any(word_value(n) in said.stems and not _named(n, inside, cited) for n, inside in names.items()):
+            return False
+        if any(v not in cited.quantities for v in said.quantities):
+            return False
+        pairs = {p for p in said.pairs if END not in p}
+        if pairs and not (pairs & cited.pairs):
+            return False
+        return len(said.stems - cited.stems) <= self._allowed(len(said.stems))
+
+    @staticmethod
+    def _has_fact(stems: set[str], value: str, cited: Analysis) -> bool:
+        return value in cited.quantities and stems <= (cited.stems | cited.quantities.keys())
+
+
+def _named(name: str, inside: bool, cited: Analysis) -> bool:
+    """Whether the cited text names ``name``: inside a sentence, as a word it writes with a
+    capital (or its plural or singular); first in a sentence, as any word."""
+    if not inside:
+        return word_value(name) in cited.stems
+    return bool({name, name[:-1] if name.endswith("s") else name + "s"} & cited.capitals)
+
+
+def _name_pairs(text: str) -> set[tuple[str, str]]:
+    """The words of a name of several words, pair by pair ('Verdant Feed')."""
+    out = set()
+    for items in scan(reword(text), UNITS):
+        for (k1, a, _), (k2, b, _) in zip(items, items[1:]):
+            if k1 == k2 == "name" and Verifier.is_name(a) and Verifier.is_name(b):
+                out.add((word_value(name_key(a)), word_value(name_key(b))))
+    return out
+
+
+def _restatement_problem(said: Analysis, whole: Analysis, source: Analysis) -> str | None:
+    """A statement that restates a sentence of the cited text (nearly all of the words of each
+    are the other's; the most alike such sentence) but negates other words, or has a direction
+    word or a name that sentence does not have, or negates a word no sentence holding nearly
+    all of its words negates: a 'not' left out or put in, 'top' for 'bottom', another
+    product, even where another sentence of the section has the other word beside the same
+    words. ``said`` holds the statements of a sentence, ``whole`` the sentence, compared when
+    no statement restates a sentence on its own."""
+    restated = False
+    for statement in said.sentences:
+        if not statement.words:
+            continue
+        alike, holding = _alike(statement.words, source)
+        restated = restated or bool(alike)
+        if alike and not any(_restates(statement, s) for s in alike):
+            negations = all(_negated_in(statement, s) != statement.negated for s in alike)
+            return f"it changes {'a negation' if negations else 'a word'} of the sentence of the cited text it restates"
+        if holding and statement.negated - frozenset().union(*(s.negated for s in holding)):
+            return "it adds a negation the cited text does not make"
+    if not restated and whole is not said:
+        return _restatement_problem(whole, whole, source)
+    return None
+
+
+def _negated_in(statement: Said, cited: Said) -> frozenset[str]:
+    """What ``cited`` negates among the words of ``statement``."""
+    return frozenset(w for w in cited.negated if w in statement.words or w in statement.negated)
+
+
+def _restates(statement: Said, cited: Said) -> bool:
+    return (
+        _negated_in(statement, cited) == statement.negated
+        and statement.groups <= cited.groups
+        and statement.names - {statement.first} <= cited.names
+    )
+
+
+def _alike(words: frozenset[str], source: Analysis) -> tuple[list[Said], list[Said]]:
+    """The sentences of ``source`` that ``words`` restate (80% of its words are theirs and 70% of
+    theirs are its own), the most alike of them, and every sentence holding 80% of ``words``."""
+    scored, holding = [], []
+    for cited in source.sentences:
+        shared = len(words & cited.words)
+        if shared >= 0.8 * len(words):
+            holding.append(cited)
+            if shared >= 0.7 * len(cited.words):  # a cited sentence may run on (a list marker, a heading)
+                scored.append((shared / len(words | cited.words), cited))
+    best = max((score for score, _ in scored), default=0.0)
+    return [cited for score, cited in scored if score == best], holding
+
+
+def _inside_name(word: str, first: bool) -> bool:
+    """A name as facts are compared: inside its sentence (a first word may be any word)."""
+    return not first and Verifier.is_name(word)
+
+
+def _said_of(named: set[str], held: list[frozenset[str]]) -> bool:
+    """Whether a number the cited text gives of each of ``held`` (names) is said of ``named``:
+    it gives it of those names, or of nothing named (a bare number tells nothing)."""
+    return any(not h or named <= h for h in held)
+
+
+def _name_contexts(text: str) -> set[tuple[tuple[str, str], ...]]:
+    """Each name inside a clause (not its first word) with the content words beside it, as
+    (word before, its first word) and (its last word, word after): 'introduced in Canopy 12'
+    gives (introduced, Canopy). A side at the edge of the clause, or across a negation or a
+    unit, is left out."""
+    out = set()
+    for items in scan(reword(text), UNITS):
+        words = [(k, v, first) for k, v, first in items if v not in _SKIP]
+        i = 0
+        while i < len(words):
+            kind, value, first = words[i]
+            if kind != "name" or first or not Verifier.is_name(value):
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(words) and words[j + 1][0] in ("name", "number"):
+                j += 1
+            before = words[i - 1] if i else None
+            after = words[j + 1] if j + 1 < len(words) else None
+            out.add(tuple(_side(a, b) for a, b in ((before, words[i]), (words[j], after))))
+            i = j + 1
+    return out
+
+
+def _side(a: tuple | None, b: tuple | None) -> tuple[str, str]:
+    """Two neighbouring words as the cited pairs hold them, or ('', '') for no side."""
+    if not a or not b or not {a[0], b[0]} <= {"name", "word", "number"} or {a[1], b[1]} & NEGATORS:
+        return ("", "")
+    return (word_value(name_key(a[1])), word_value(name_key(b[1])))
+
+
+def _name_displaced(context: tuple[tuple[str, str], ...], cited: Analysis) -> bool:
+    """Whether a name stands where the cited text has another name (or a name's number) beside
+    the same word, on a side the cited text does not have it: 'The LED is a freestanding' where
+    the cited text says 'The Canopy 12 is a freestanding'."""
+    (before, first), (last, after) = context
+    if (before and (before, first) in cited.pairs) or (after and (last, after) in cited.pairs):
+        return False
+    for a, b in cited.pairs:
+        if before and a == before and b != first and (b in cited.capital_stems or b[:1].isdigit()):
+            return True
+        if after and b == after and a != last and (a in cited.capital_stems or a[:1].isdigit()):
+            return True
+    return False
+
+
+def _direction_problem(said: Analysis, source: Analysis) -> str | None:
+    """Each direction or comparison word as the cited text has it: the same group, with the
+    same word beside it on the same side ('after a minute' is not 'a minute after'), where the
+    cited text has a word on that side; a word alone in its clause needs only the same group.
+    The cited text may have the opposite word elsewhere."""
+    for group, *sides in sorted(said.directions):
+        found = [rest for g, *rest in source.directions if g == group]
+        alone = sides == [END, END]
+        if not (found if alone else any(_same_direction(sides, rest) for rest in found)):
+            return f"'{group}' is not what the cited text says there"
+    return None
+
+
+def _same_direction(said: list[str], cited: list[str]) -> bool:
+    return any(a == b for a, b in zip(said, cited) if a != END)
 
 
 def _quantity_problem(said: Analysis, cited: dict[str, list[Quantity]]) -> str | None:
@@ -566,11 +921,29 @@ def _quantity_problem(said: Analysis, cited: dict[str, list[Quantity]]) -> str |
             fits = [c for c in same_unit if _beside(q.left, c.left) and _beside(q.right, c.right)]
             if not fits or (q.left or q.right) and not any(_agrees(q, c) for c in fits):
                 return f"{value} stands among other words in the cited text"
+            other = _displaced(q, fits, cited)
+            if other and other in said.quantities:
+                return f"{value} stands where the cited text has {other} (swapped?)"
             if q.next_value and q.next_value != value:
                 first = {c.run: c.pos for c in reversed(cited[value])}
                 together = [(first[c.run], c.pos) for c in cited.get(q.next_value, ()) if c.run in first]
                 if together and not any(a < b for a, b in together):
                     return f"{value} and {q.next_value} are the other way round in the cited text (swapped?)"
+    return None
+
+
+def _displaced(q: Quantity, fits: list[Quantity], cited: dict[str, list[Quantity]]) -> str | None:
+    """Another number the cited text has beside the words ``q`` has on one side, where no
+    occurrence of ``q``'s own value has them ('Sequence 1 has fewer commands' where the cited
+    text says 'Sequence 2 has fewer commands … than Sequence 1'); a swap when the sentence
+    has that number too."""
+    for side in ("left", "right"):
+        near = getattr(q, side)
+        if not near or any(near[0] in getattr(c, side) for c in fits):
+            continue
+        for value, others in cited.items():
+            if value != q.value and any(getattr(o, side)[:1] == near[:1] for o in others):
+                return value
     return None
 
 
@@ -588,7 +961,8 @@ def _agrees(q: Quantity, c: Quantity) -> bool:
 
 def _polarity_problem(said: Analysis, source: Analysis) -> str | None:
     """Each negation of the sentence matched to its own negation of the same words in the cited
-    text (what follows it, or what precedes it at the end of a sentence); no pair of words the
+    text (the words that follow it, or what precedes it at the end of a sentence: 'mould does not' says
+    nothing of what mould is not); no pair of words the
     cited text separates with a negation stated plainly."""
     unused = list(source.negations)
     for neg in said.negations:
@@ -598,9 +972,7 @@ def _polarity_problem(said: Analysis, source: Analysis) -> str | None:
                 for c in unused
                 if _beside(neg.left, c.left)
                 and (
-                    bool(neg.right & c.right)
-                    if neg.right and c.right
-                    else bool(neg.left and c.left and neg.left[0] in c.left)
+                    neg.right <= c.right if neg.right else bool(neg.left and c.left and neg.left[0] in c.left)
                 )
             ),
             None,
@@ -613,4 +985,6 @@ def _polarity_problem(said: Analysis, source: Analysis) -> str | None:
         plain, known = (said.pairs, source.pairs) if c.left else (said.plain_starts, source.plain_starts)
         if c.pair in plain and c.pair not in known:
             return f"the cited text says '{' '.join(t for t in c.pair if t != END)}' only with a negation"
+        if END not in c.phrase and c.phrase in said.plain_starts and c.phrase not in source.plain_starts:
+            return f"the cited text says '{' '.join(c.phrase)}' only with a negation"
     return None

@@ -21,12 +21,12 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from ..core.facts import facts, prose_fields, restated_field
-from ..core.markdown import code_lines, is_table_start, plain_inline, readable, split_sentences
+from ..core.markdown import IMAGE_MARKUP, code_lines, is_table_start, plain_inline, readable, split_sentences
 from ..core.models import SourceDoc
 from .draft import parse_citations, strip_citations
 
 MIN_WORDS = 5
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_IMAGE = IMAGE_MARKUP
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
 
 

@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
+from urllib.parse import unquote
 
-from ..core.markdown import escape_block_start
+from ..core.markdown import LINK_TEXT, escape_block_start
 from ..transform.layer1 import LAYER1
 from .links import Names, Target
 
@@ -29,7 +30,7 @@ class Citation:
         return _label(self.path)
 
     def href(self, page_path: str) -> str:
-        rel = _relative_path(self.path, os.path.dirname(page_path) or ".")
+        rel = link_path(_relative_path(self.path, os.path.dirname(page_path) or "."))
         return rel + (f"#{self.anchor}" if self.anchor else "")
 
     def __str__(self) -> str:
@@ -38,7 +39,21 @@ class Citation:
 
 @lru_cache(maxsize=1 << 16)  # a page cites a few sources many times; paths are plain strings
 def _label(path: str) -> str:
-    return PurePosixPath(path).relative_to(LAYER1).with_suffix("").as_posix()
+    """A citation's text: the source and key, brackets shown as parentheses (a link's text ends
+    at its first ']')."""
+    return PurePosixPath(path).relative_to(LAYER1).with_suffix("").as_posix().translate(_NO_BRACKETS)
+
+
+_NO_BRACKETS = str.maketrans("[]", "()")
+# What a link target in Markdown cannot hold as it is: spaces and other white space, brackets,
+# angle brackets, and the characters URLs give a meaning ('%', '#', '?').
+_UNSAFE_IN_LINK = re.compile(r"[\s()\[\]<>%#?\\]")
+
+
+def link_path(path: str) -> str:
+    """A relative path as a Markdown link target: what would end or break the link percent-
+    encoded ('my file [v2].md' → 'my%20file%20%5Bv2%5D.md'); ``resolve_href`` decodes it."""
+    return _UNSAFE_IN_LINK.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), path)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -141,7 +156,7 @@ def relative(href: str, page_path: str) -> str:
 
 
 # links, bracketed text (a link inside would nest brackets), code, fact labels
-_PROTECTED = re.compile(r"\[[^\]]*\](?:\([^)]*\))?|`[^`]*`|\*\*[^*]+:\*\*")
+_PROTECTED = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:\([^()]*\))?|`[^`]*`|\*\*[^*]+:\*\*")
 
 
 class _Linker:
@@ -256,14 +271,14 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
 
 
 CITE_LINK = re.compile(
-    r"\[([^\]]*)\]\(((?:\.\./)*(?:[\w.-]+/)*?" + LAYER1 + r"/[^)#\s]+\.md)(?:#([^)\s]*))?\)"
+    LINK_TEXT + r"\(((?:\.\./)*(?:[\w.-]+/)*?" + LAYER1 + r"/[^()#\s]+\.md)(?:#([^()\s]*))?\)"
 )
-ANY_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
+ANY_LINK = re.compile(r"(?<!!)" + LINK_TEXT + r"\(([^()\s]+)\)")
 
 
 def resolve_href(page_path: str, href: str) -> str:
-    """A page-relative link target as a KB-root-relative path."""
-    return _resolve(os.path.dirname(page_path), href)
+    """A page-relative link target (percent-encoded where it must be) as a KB-root-relative path."""
+    return _resolve(os.path.dirname(page_path), unquote(href) if "%" in href else href)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 
 from ..core.markdown import github_slug
@@ -211,8 +212,8 @@ def rank_see_also(
         for k in subjects.get(p, ()):
             share = holders[k]
             if len(share) <= 10:
-                for q in share:
-                    score[q] += 1 / len(share) * 2
+                for q in share:  # exact: a float sum would depend on the order of the set
+                    score[q] += Fraction(2, len(share))
         if series.get(p):
             mates = [q for q in pages if series.get(q) == series[p]]
             i = mates.index(p)

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..core.bm25 import BM25, tokens
+from ..core.errors import ConfigError
 from ..core.facts import facts as field_facts
 from ..core.facts import is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
@@ -41,7 +42,7 @@ from .links import (
     outline_of,
     rank_see_also,
 )
-from .schema import Comparison, Device, Guide, TopicRule, WikiSchema
+from .schema import SINGLE_PAGE_TYPES, Comparison, Device, Guide, TopicRule, WikiSchema
 from .timeline import Timeline, document_frequencies, sentences_of, timeline
 
 
@@ -330,20 +331,39 @@ def written_as(text: str, docs: list[SourceDoc]) -> str:
     return " ".join(out)
 
 
+RESERVED = ("wiki/index.md", "wiki/log.md")  # and wiki/index/, the sub-indexes
+
+
 class _Pages:
     """The page list as the plan grows it: each page added once, under its type's folder."""
 
     def __init__(self, schema: WikiSchema, superseded: dict[str, str]):
         self.folders = {name: t.folder for name, t in schema.page_types.items()}
+        # the glossary's and the change list's files are theirs even in a run that writes neither
+        self.kept = {self.path_of(t, t): t for t in SINGLE_PAGE_TYPES if t in self.folders}
         self.superseded = superseded
         self.pages: list[PageSpec] = []
+        self.paths: dict[str, PageSpec] = {}
         self.homes: dict[str, str] = {}  # layer-1 path → the page that shows it whole
 
-    def add(self, type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
+    def path_of(self, type_: str, slug: str) -> str:
         folder = self.folders[type_]
-        path = f"wiki/{folder}/{slug}.md" if folder else f"wiki/{slug}.md"
+        return f"wiki/{folder}/{slug}.md" if folder else f"wiki/{slug}.md"
+
+    def add(self, type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
+        path = self.path_of(type_, slug)
+        taken = self.paths.get(path)
+        kept = self.kept.get(path, type_) != type_
+        if taken is not None or kept or path in RESERVED or path.startswith("wiki/index/"):
+            what = f"the {self.kept[path]} page" if kept else "a file wikic maintains"
+            what = f"the {taken.type} page '{taken.slug}'" if taken else what
+            raise ConfigError(
+                f"schema/wiki.yaml: the {type_} page '{slug}' would be written to {path}, over {what}; "
+                "rename it or give its page type another folder"
+            )
         spec = PageSpec(type_, slug, title, path, tuple(sources), config)
         self.pages.append(spec)
+        self.paths[path] = spec
         return spec
 
     def with_older(self, paths: list[str]) -> list[str]:

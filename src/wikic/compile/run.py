@@ -20,6 +20,7 @@ from ..core.fsutil import (
     atomic_write,
     canonical_json,
     kb_lock,
+    refuse_folder_links,
     remove_stale_temps,
     sha256_tag,
     write_json_artifact,
@@ -245,6 +246,7 @@ def compile_wiki(
     lib = librarian or make_librarian(schema, backend, environ, report, batch)
     report.backend, report.model = lib.name, lib.model
     with kb_lock(root):
+        refuse_folder_links(root, WIKI)
         remove_stale_temps(root / WIKI)
         inputs = read_inputs(root, lib)
         docs = None

@@ -19,7 +19,7 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from ..core.markdown import plain_inline
+from ..core.markdown import LINK_TEXT, plain_inline, without_controls
 from ..transform.layer1 import LAYER1
 from .citations import RAW_HTML, Verifier
 from .draft import Block, Cell, Citation, Draft, Sentence
@@ -27,12 +27,13 @@ from .draft import Block, Cell, Citation, Draft, Sentence
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*)>")
 _DEST = r"\(((?:[^()\s]|\([^()\s]*\))*)(?:\s+\"[^\"]*\")?\)"  # a link target, balanced () allowed
-IMAGE = re.compile(r"!\[[^\]]*\]" + _DEST)
-LINK = re.compile(r"\[([^\]]*)\]" + _DEST)
+IMAGE = re.compile(r"!" + LINK_TEXT.replace("(", "(?:", 1) + _DEST)
+LINK = re.compile(LINK_TEXT + _DEST)
 _OPENER = re.compile(r"<(?=[A-Za-z/!?])")
 _LEAD_MARKS = re.compile(r"^[\s#>]+")
 _BREAKS = re.compile(r"[ \t]*[\r\n\f\v]+[\s]*")
-_MARKUP = re.compile(r"[<\]\r\n\f\v]|^\s|\s$")  # what any of the substitutions below could change
+# what any of the substitutions below could change
+_MARKUP = re.compile(r"[<\]\x00-\x1f\x7f]|^\s|\s$")
 _LEAD_CHARS = "#>"
 
 WIKI = "wiki"
@@ -58,7 +59,7 @@ def sanitize(text: str, page_path: str) -> str:
     KB reduced to their text, and on one line that starts no heading or quote."""
     if not _MARKUP.search(text):  # most sentences: plain text on one line
         return text if text[:1] not in _LEAD_CHARS else _LEAD_MARKS.sub("", text)
-    text = _COMMENT.sub("", text)
+    text = _COMMENT.sub("", without_controls(text))
     text = AUTOLINK.sub(r"\1", text)
     text = RAW_HTML.sub("", text)
     text = IMAGE.sub("", text)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core.config import Fields, load_yaml, parse_yaml
 from ..core.errors import ConfigError
-from ..core.fsutil import canonical_json, sha256_tag
+from ..core.fsutil import canonical_json, read_regular, sha256_tag
 from .citations import DEFAULT_MIN_OVERLAP
 
 PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes")
@@ -24,6 +24,7 @@ DEFAULT_FOLDERS = {
     "glossary": "",  # wiki/glossary.md
     "changes": "",  # wiki/changes.md
 }
+SINGLE_PAGE_TYPES = ("glossary", "changes")  # one page each, named for the type
 BACKENDS = ("offline", "anthropic", "openai")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
 FOLDER = re.compile(r"^[A-Za-z0-9][\w-]{0,60}(?:/[A-Za-z0-9][\w-]{0,60}){0,4}$")
@@ -177,12 +178,10 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     sf.done()
     top.done()
     rules = _librarian_rules(root)
-    _unique_ids(
-        path,
-        [("device", d.id) for d in devices]
-        + [("guide", g.id) for g in guides]
-        + [("comparison", c.id) for c in comparisons],
-    )
+    ids = [("device", d.id) for d in devices] + [("guide", g.id) for g in guides]
+    ids += [("comparison", c.id) for c in comparisons]
+    _unique_ids(path, ids)
+    _no_reserved_ids(path, page_types, ids)
     # Page specs carry their own entity, guide or comparison config; this hash covers what every
     # page depends on, so changing it recompiles everything.
     shared = {k: v for k, v in data.items() if k in ("page_types", "librarian", "verify")}
@@ -223,7 +222,38 @@ def _page_types(top: Fields, path: Path) -> dict[str, PageType]:
         page_types[name] = PageType(name, folder, _str_list(f, "sections"), f.get("description", str, ""))
         f.done()
     pt.done()
+    _distinct_folders(path, page_types)
     return page_types
+
+
+def _distinct_folders(path: Path, page_types: dict[str, PageType]) -> None:
+    """No two page types with a page per id share a folder, where one's id could name the
+    other's page (the glossary and the change list are one page each, named for the type; the
+    planner refuses any page planned over another)."""
+    owner: dict[str, str] = {}
+    for t in page_types.values():
+        if t.name in SINGLE_PAGE_TYPES:
+            continue
+        other = owner.setdefault(t.folder, t.name)
+        if other != t.name:
+            raise ConfigError(
+                f"{path}: page_types.{t.name}.folder is '{t.folder}', the folder of page_types.{other}; "
+                "a page of one could overwrite a page of the other: give each page type its own folder"
+            )
+
+
+RESERVED_IDS = ("index", "log", "changes", "glossary")  # the files wikic keeps in wiki/ itself
+
+
+def _no_reserved_ids(path: Path, page_types: dict[str, PageType], ids: list[tuple[str, str]]) -> None:
+    """A page id of a type kept in ``wiki/`` itself never names index.md, log.md, changes.md or
+    glossary.md."""
+    for kind, ident in ids:
+        if not page_types[kind].folder and ident in RESERVED_IDS:
+            raise ConfigError(
+                f"{path}: {kind} id '{ident}' would be written to wiki/{ident}.md, a file wikic keeps; "
+                f"rename it, or give page_types.{kind} a folder"
+            )
 
 
 def _each(top: Fields, path: Path, key: str, read: Callable[[Fields, str], Any]) -> list:
@@ -318,11 +348,16 @@ def _librarian(top: Fields, path: Path) -> Librarian:
 def _librarian_rules(root: Path) -> str:
     rules_path = root / "schema" / "librarian.md"
     try:
-        return rules_path.read_text("utf-8")
+        return read_regular(rules_path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(
             f"{rules_path}: missing; it holds the librarian's rules (see 'wikic init')"
         ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = (
+            "a symbolic link, which wikic never follows" if rules_path.is_symlink() else f"unreadable ({exc})"
+        )
+        raise ConfigError(f"{rules_path}: {why}; replace it with a UTF-8 text file") from None
 
 
 def _unique_ids(path: Path, ids: list[tuple[str, str]]) -> None:

@@ -10,9 +10,17 @@ import frontmatter
 import yaml
 
 from .. import __version__
+from ..core.config import too_large
 from ..core.errors import WikicError
 from ..core.facts import facts
-from ..core.fsutil import canonical_json, read_json_artifact, sha256_tag, write_json_artifact
+from ..core.fsutil import (
+    canonical_json,
+    read_json_artifact,
+    read_regular,
+    sha256_tag,
+    walk_files,
+    write_json_artifact,
+)
 from ..core.models import SourceDoc
 from .index import log_entry
 from .librarian.base import Librarian
@@ -34,16 +42,14 @@ SCHEMA_FILES = ("wiki.yaml", "librarian.md", "index-overrides.yaml")
 def managed_pages(root: Path) -> dict[str, dict]:
     """Existing wiki pages written by wikic: {path: frontmatter}."""
     out = {}
-    folder = root / WIKI
-    if not folder.is_dir():
-        return out
-    for path in sorted(folder.rglob("*.md")):
-        rel = path.relative_to(root).as_posix()
+    for rel in walk_files(root, WIKI)[0]:
         if rel in ("wiki/index.md", "wiki/log.md") or rel.startswith("wiki/index/"):
             continue
         try:
-            meta = frontmatter.loads(path.read_text("utf-8")).metadata
-        except (ValueError, yaml.YAMLError, UnicodeDecodeError):
+            meta = frontmatter.loads(read_regular(root / rel).decode("utf-8")).metadata
+        except (OSError, ValueError, yaml.YAMLError, UnicodeDecodeError, RecursionError):
+            continue
+        if too_large(meta):
             continue
         if isinstance(meta.get("wikic"), dict):
             out[rel] = meta
@@ -59,19 +65,14 @@ def input_digest(root: Path, files: dict[str, bytes], lib: Librarian) -> str:
 
 def _file_hash(path: Path) -> str | None:
     try:
-        return sha256_tag(path.read_bytes())
-    except FileNotFoundError:
+        return sha256_tag(read_regular(path))
+    except OSError:  # absent, or a link (never followed; loading the schema says so)
         return None
 
 
 def wiki_hashes(root: Path) -> dict[str, str]:
-    folder = root / WIKI
-    if not folder.is_dir():
-        return {}
     return {
-        p.relative_to(root).as_posix(): sha256_tag(p.read_bytes())
-        for p in sorted(folder.rglob("*.md"))
-        if p.name != "log.md" or p.parent != folder
+        rel: sha256_tag(read_regular(root / rel)) for rel in walk_files(root, WIKI)[0] if rel != "wiki/log.md"
     }
 
 

@@ -9,21 +9,25 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .fsutil import canonical_json, sha256_tag
+from .fsutil import canonical_json, read_regular, sha256_tag
 
-DEFAULT_MAX_SHRINK = 0.5  # a fetch that loses more than this share of a source's records is refused
+DEFAULT_MAX_SHRINK = 0.1  # a fetch that loses more than this share of a source's records is refused
 SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 PAGINATION_STYLES = ("next_field", "link_header", "page", "offset", "cursor")
 
 
 def load_yaml(path: Path) -> Any:
-    """``yaml.safe_load`` with errors that name the file; tags such as ``!!python`` are refused."""
+    """``yaml.safe_load`` with errors that name the file; tags such as ``!!python`` are refused,
+    and so are a symbolic link, nesting past Python's limits and aliases that expand past
+    ``MAX_YAML_VALUES`` values."""
     try:
-        text = path.read_text("utf-8")
+        text = read_regular(path).decode("utf-8")
     except FileNotFoundError as exc:
         raise ConfigError(
             f"{path}: file not found; run 'wikic init' or pass --root to the KB folder"
         ) from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: {_unreadable(path, exc)}; replace it with the file itself") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{path}: not UTF-8 (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); "
@@ -36,9 +40,55 @@ def parse_yaml(text: str, path: Path) -> Any:
     import yaml  # here, not at the top: search and ask never read YAML
 
     try:
-        return yaml.safe_load(text)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML ({exc}); plain YAML only, no tags") from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: YAML nested too deeply to read; flatten it") from None
+    if too_large(data):
+        raise ConfigError(
+            f"{path}: YAML aliases expand to more than {MAX_YAML_VALUES} values; write it out plainly"
+        )
+    return data
+
+
+MAX_YAML_VALUES = 100_000  # a schema file or a frontmatter block never needs more
+
+
+def too_large(value: Any, limit: int = MAX_YAML_VALUES) -> bool:
+    """Whether ``value`` (parsed YAML) holds more than ``limit`` values once its aliases are
+    expanded, or refers to itself (an alias bomb): counted over the shared structure, without
+    expanding it."""
+    size: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        node, done = stack.pop()
+        if not isinstance(node, (list, dict)) or (id(node) in size and not done):
+            continue
+        children = [
+            c for c in (node.values() if isinstance(node, dict) else node) if isinstance(c, (list, dict))
+        ]
+        if done:
+            size[id(node)] = len(node) + 1 + sum(size[id(c)] for c in children)
+            if size[id(node)] > limit:
+                return True
+            open_.discard(id(node))
+        elif id(node) in open_:
+            return True  # it contains itself
+        else:
+            open_.add(id(node))
+            stack.append((node, True))
+            stack += [(c, False) for c in children]
+    return False
+
+
+def _unreadable(path: Path, exc: OSError) -> str:
+    return (
+        "a symbolic link, which wikic never follows"
+        if path.is_symlink()
+        else f"cannot be read ({exc.strerror or exc})"
+    )
 
 
 class Fields:
@@ -243,7 +293,7 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
         max_shrink=f.get("max_shrink", float, DEFAULT_MAX_SHRINK),
     )
     if not 0 < common["max_shrink"] <= 1:
-        raise ConfigError(f"{where}.max_shrink: a share in (0, 1], such as 0.5; got {common['max_shrink']}")
+        raise ConfigError(f"{where}.max_shrink: a share in (0, 1], such as 0.1; got {common['max_shrink']}")
     if kind == "http":
         url = f.get("url", str, required=True)
         if not re.match(r"^(https?|file):", url):
@@ -267,7 +317,13 @@ def _source(name: str, value: Any, where: str) -> SourceConfig:
             max_pages=f.positive("max_pages", 10_000),
         )
     else:
-        cfg = SourceConfig(**common, path=f.get("path", str, required=True), glob=f.get("glob", str, "**/*"))
+        glob = f.get("glob", str, "**/*")
+        if not glob or glob.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", glob) or ":" in glob:
+            raise ConfigError(
+                f"{where}.glob: {glob!r} must be a pattern inside the source's folder, such as **/*.md "
+                "(not absolute, no '..'); put the folder in 'path'"
+            )
+        cfg = SourceConfig(**common, path=f.get("path", str, required=True), glob=glob)
     f.done()
     return cfg
 

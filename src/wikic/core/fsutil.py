@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,8 +79,10 @@ def read_json_artifact(path: Path, schema_version: int) -> dict | None:
         data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         return None
-    except json.JSONDecodeError as exc:
-        raise SchemaVersionError(f"{path}: not valid JSON ({exc}); delete it to rebuild") from exc
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested past Python's limits
+        raise SchemaVersionError(f"{path}: not valid JSON ({exc}); delete it to rebuild") from None
+    except OSError as exc:  # a folder, say
+        raise SchemaVersionError(f"{path}: cannot be read ({exc.strerror}); delete it to rebuild") from None
     found = data.get("schema_version") if isinstance(data, dict) else None
     if found != schema_version:
         raise SchemaVersionError(
@@ -99,8 +102,15 @@ def write_json_artifact(path: Path, data: dict, schema_version: int) -> bool:
 def kb_lock(root: Path, name: str = "kb") -> Iterator[None]:
     """Serialise concurrent runs on one KB with an advisory lock under ``.wikic/``."""
     lock_dir = root / ".wikic"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    with open(lock_dir / f"{name}.lock", "w") as fh:
+    lock = lock_dir / f"{name}.lock"
+    try:
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        fh = open(lock, "w")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise ConfigError(
+            f"{lock}: cannot be opened as a lock file ({exc.strerror}); remove it (it is rebuilt) and rerun"
+        ) from None
+    with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
@@ -111,6 +121,69 @@ def kb_lock(root: Path, name: str = "kb") -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def walk_files(root: Path | str, folder: str, suffix: str = ".md") -> tuple[list[str], list[str]]:
+    """The files ending in ``suffix`` under ``root/folder`` as sorted root-relative paths, and the
+    symbolic links found there (to files or folders, ``folder`` itself included), which are never
+    followed; hidden files and folders are skipped. One ``scandir`` per folder: no more system
+    calls than ``os.walk``, so a search can run it on every call."""
+    files: list[str] = []
+    links: list[str] = []
+    top = os.path.join(root, folder)
+    if os.path.islink(top):
+        return [], [folder]
+    todo = [(top, folder)]
+    while todo:
+        path, rel = todo.pop()
+        try:
+            entries = list(os.scandir(path))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            sub = f"{rel}/{entry.name}"
+            if entry.is_symlink():
+                links.append(sub)
+            elif entry.is_dir(follow_symlinks=False):
+                todo.append((entry.path, sub))
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                files.append(sub)
+    return sorted(files), sorted(links)
+
+
+def refuse_folder_links(root: Path, folder: str) -> None:
+    """A ConfigError when ``root/folder``, or a folder under it, is a symbolic link to a folder:
+    a command writing there would write wherever the link points. (A link to a file is only
+    replaced, never written through.)"""
+    for rel in walk_files(root, folder)[1]:
+        if (root / rel).is_dir():
+            raise ConfigError(
+                f"{root / rel}: a symbolic link to a folder, which wikic never writes through; "
+                "replace it with the folder itself"
+            )
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of a regular file, never through a symbolic link (``OSError`` otherwise: ELOOP
+    for a link, or a 'not a regular file' error for a folder, device or FIFO)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(f"{path}: not a regular file")
+        return fh.read()
+
+
+def linked_part(root: Path, rel: str) -> str | None:
+    """The first part of ``root/rel`` that is a symbolic link (relative to ``root``), or None."""
+    current = root
+    parts = [p for p in rel.split("/") if p]
+    for i, part in enumerate(parts):
+        current = current / part
+        if current.is_symlink():
+            return "/".join(parts[: i + 1])
+    return None
 
 
 def require_kb(root: Path) -> None:

@@ -11,12 +11,17 @@ from functools import lru_cache
 # ATX heading: up to 3 spaces, 1-6 '#', then text; a closing '#' run only counts after a space.
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A link's text may hold one level of brackets and its target one of parentheses. No class holds
+# its own opening bracket, so a match attempt stops at the next one: 80 KB of '[' is read once,
+# not once per '['.
+LINK_TEXT = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"  # one group: the text, one level of brackets in it
+_LINK = re.compile(r"!?" + LINK_TEXT + r"\((?:[^()]|\([^()]*\))*\)")
+IMAGE_MARKUP = re.compile(r"!\[(?:[^\[\]]|\[[^\[\]]*\])*\]\((?:[^()]|\([^()]*\))*\)")  # ![alt](src)
 # A wiki-link copied from a source: [[Page]] or [[Page|shown text]].
-_WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+_WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 # Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores.
 _INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
-_HTML_TAG = re.compile(r"<[^>]+>")
+_HTML_TAG = re.compile(r"<[^<>]+>")
 _MARKED = re.compile(r"[\[<*`~_:\\]")  # a character some inline markup below needs
 
 
@@ -27,7 +32,12 @@ def plain_inline(text: str) -> str:
     if not _MARKED.search(text):
         return text.strip()
     text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
-    text = _LINK.sub(r"\1", text)
+    for _ in range(3):  # '[[a](x)](y)': a link in a link's text is read from the inside out
+        text, n = _LINK.subn(r"\1", text)
+        if not n:
+            break
+    if "](" in text:  # nested deeper than that: what is left reads as text, never as a link
+        text = text.replace("](", "] (")
     text = _HTML_TAG.sub("", text)
     text = _EMOJI_CODE.sub("", text) if ":" in text else text
     return _ESCAPED.sub(r"\1", _INLINE.sub("", text)).strip()
@@ -52,6 +62,14 @@ def escape_block_start(text: str) -> str:
 
 
 _NOT_TEXT = re.compile(r"<(style|script)\b[^>]*>[\s\S]*?</\1\s*>|<!--[\s\S]*?-->", re.IGNORECASE)
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # what no page shows (tab, LF and CR aside)
+
+
+def without_controls(text: str) -> str:
+    """``text`` without NUL and other control characters (a page holding one reads as binary)."""
+    return CONTROL.sub("", text) if CONTROL.search(text) else text
 
 
 def readable(text: str) -> str:

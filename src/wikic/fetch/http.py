@@ -444,6 +444,7 @@ def _iter_numbered(cfg: SourceConfig, getter: HttpGetter, validators: dict[str, 
                 unchanged = page.not_modified_ids is not None  # a 304: the ids it held last time
                 count = len(page.not_modified_ids) if unchanged else len(page.items)
                 if not count:
+                    yield page  # the empty page that ends the list: fetch compares it with last time
                     return
                 signature = ("ids", page.not_modified_ids) if unchanged else page.items
                 if previous is not None and signature == previous:
@@ -488,6 +489,8 @@ def fetch_http(
     complete = True
     for page in iter_pages(cfg, getter, store.pages):
         report.pages += 1
+        count = len(page.not_modified_ids) if page.not_modified_ids is not None else len(page.items)
+        report.layout.append((page.url, count))
         if page.not_modified_ids is not None:
             report.not_modified += 1
             for rid in page.not_modified_ids:
@@ -516,3 +519,22 @@ def fetch_http(
         if progress:
             progress(cfg.name, report.records, None)
     return seen if complete else None
+
+
+def page_problem(layout: list[tuple[str, int]], before: list[int]) -> tuple[str, str] | None:
+    """(page URL, what is wrong) for the first page that lost records without a reason, or None:
+    an empty page before the last one, an empty page where the last fetch found records, or a
+    page before the last one with fewer records than the page before it."""
+    for i, (url, count) in enumerate(layout):
+        last = i == len(layout) - 1
+        had = before[i] if i < len(before) else 0
+        if not count and not last:
+            return url, f"page {i + 1} has no records, yet more pages follow it"
+        if not count and had:
+            return url, f"page {i + 1} has no records; the last fetch found {had} there"
+        if i and not last and count < layout[i - 1][1]:
+            return url, (
+                f"page {i + 1} has {count} records, fewer than the {layout[i - 1][1]} of page {i}, "
+                "yet more pages follow it"
+            )
+    return None

@@ -25,6 +25,7 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import Record, Snapshot
+from .report import FetchReport, now_iso
 
 SCHEMA_VERSION = 1
 LAYER0 = "layer0_raw"
@@ -94,6 +95,7 @@ class SourceStore:
         data = read_json_artifact(self.manifest_path, SCHEMA_VERSION) or {}
         self.records: dict[str, dict[str, Any]] = data.get("records", {})
         self.pages: dict[str, dict[str, Any]] = data.get("pages", {})
+        self.layout: list[int] = data.get("layout", [])  # records per page, in order, last fetch
         # keys compared case-folded: 'Tank' and 'tank' would be one file on macOS and Windows
         self._keys = {entry["key"].casefold(): rid for rid, entry in self.records.items()}
         self._unsaved: dict[Path, bytes] = {}  # new snapshots, written by save()
@@ -198,6 +200,7 @@ class SourceStore:
                 "records": self.records,
                 "records_sha256": records_digest(self.records),
                 "pages": self.pages,
+                "layout": self.layout,
             },
             SCHEMA_VERSION,
         )
@@ -313,3 +316,25 @@ def verify(root: Path) -> tuple[int, list[Tampered]]:
                     Tampered(rel, f"differs from what fetch wrote, or its {MANIFEST} entry does; {REPAIR}")
                 )
     return checked, problems
+
+
+LOG = "log.md"
+LOGGED_IDS = 20
+
+
+def append_log(root: Path, source: str, before: int, report: FetchReport) -> None:
+    """Append to ``layer0_raw/log.md`` the records a fetch marked removed, and whether
+    ``--allow-shrink`` had to accept it (``report.accepted``, what fetch would have refused)."""
+    path = root / LAYER0 / LOG
+    try:
+        old = path.read_text("utf-8")
+    except FileNotFoundError:
+        old = "# Fetch log\n\nOne entry per fetch that removed records from a source. Append-only.\n"
+    removed = report.removed
+    entry = f"\n## [{now_iso()}] fetch {source} | -{len(removed)} records ({before} → {before - len(removed)})\n\n"
+    if report.accepted:
+        entry += f"Accepted with --allow-shrink: {report.accepted.split('; ')[0]}.\n\n"
+    entry += "".join(f"- removed {rid}\n" for rid in removed[:LOGGED_IDS])
+    if len(removed) > LOGGED_IDS:
+        entry += f"- … and {len(removed) - LOGGED_IDS} more\n"
+    atomic_write(path, old.rstrip("\n") + "\n" + entry)

@@ -22,6 +22,8 @@ class FetchReport:
     seconds: float = 0.0
     exit_code: int = 0  # 2 when the source's configuration is at fault, else 1 with errors
     repaired: list[str] = field(default_factory=list)  # snapshots restored by --repair
+    layout: list[tuple[str, int]] = field(default_factory=list)  # (page URL, records) in page order
+    accepted: str = ""  # the shrink that --allow-shrink accepted, as fetch would have refused it
 
     @property
     def records(self) -> int:

@@ -18,20 +18,34 @@ from ..core.config import SourceConfig, SourcesConfig
 from ..core.errors import ConfigError, SourceError
 from ..core.fsutil import kb_lock
 from .files import fetch_files
-from .http import fetch_http, redact, secret_values
-from .layer0 import SourceStore
+from .http import fetch_http, page_problem, redact, secret_values
+from .layer0 import SourceStore, append_log
 from .report import FetchReport, Progress, now_iso
 
+ALLOW = (
+    "layer 0 is left as it was. If the API really removed them, rerun with --allow-shrink "
+    "(or raise max_shrink for this source in schema/sources.yaml)"
+)
 
-def shrink_refusal(cfg: SourceConfig, before: int, after: int, allowed: bool) -> str:
+
+def shrink_refusal(cfg: SourceConfig, before: int, after: int) -> str:
     """Why a fetch that found ``after`` of ``before`` current records is refused, or ''."""
-    if allowed or not before or after >= before * (1 - cfg.max_shrink):
+    if not before or after >= before * (1 - cfg.max_shrink):
         return ""
-    return (
-        f"{after} records, down from {before} (more than {cfg.max_shrink:.0%} gone in one fetch); "
-        "layer 0 is left as it was. If the API really removed them, rerun with --allow-shrink "
-        "(or raise max_shrink for this source in schema/sources.yaml)"
-    )
+    return f"{after} records, down from {before} (more than {cfg.max_shrink:.0%} gone in one fetch); {ALLOW}"
+
+
+def refusal(
+    cfg: SourceConfig, store: SourceStore, report: FetchReport, seen: set[str]
+) -> tuple[str, str | None]:
+    """(why, the page at fault) when a fetch lost records without a reason: an empty or short
+    page (see ``page_problem``), or more than ``max_shrink`` of the source; ('', None) when not."""
+    found = page_problem(report.layout, store.layout)
+    if found and store.current_before:
+        url, problem = found
+        counts = f"{len(seen)} records, down from {store.current_before}"
+        return f"{problem} ({counts}): its records would be marked removed; {ALLOW}", url
+    return shrink_refusal(cfg, store.current_before, len(seen)), None
 
 
 def fetch(
@@ -48,8 +62,10 @@ def fetch(
 ) -> list[FetchReport]:
     """Fetch every configured source (or ``only`` one). A failing source does not stop the others.
 
-    A source whose records drop by more than its ``max_shrink`` share in one fetch (an API that
-    answers ``{"data": []}``) is refused and its layer 0 left as it was, unless ``allow_shrink``.
+    A source that loses records without a reason (an empty page, a page shorter than the one
+    before it that is not the last, or more than its ``max_shrink`` share of records) is refused
+    and its layer 0 left as it was, unless ``allow_shrink``; every removal is logged in
+    ``layer0_raw/log.md``.
     ``repair`` refetches every page unconditionally and restores current snapshots that are
     missing or altered (``wikic verify`` says when)."""
     if only is not None and only not in config.sources:
@@ -99,11 +115,13 @@ def fetch_source(
         else:
             seen = fetch_files(cfg, store, root, report, progress)
         if seen is not None:
-            refusal = shrink_refusal(cfg, store.current_before, len(seen), allow_shrink)
-            keep = not refusal
-            if refusal:
-                raise SourceError(cfg.name, refusal)
+            why, page = refusal(cfg, store, report, seen)
+            if why and not allow_shrink:
+                keep = False
+                raise SourceError(cfg.name, why, page=page)
+            report.accepted = why
             report.removed = store.mark_removed(seen, now_iso())
+            store.layout = [count for _, count in report.layout]
     except ConfigError as exc:  # e.g. a missing ${VAR}: this source only
         report.errors.append(str(exc))
         report.exit_code = 2
@@ -113,6 +131,8 @@ def fetch_source(
         report.repaired = list(store.repaired)
         if keep:
             store.save()  # keep what was fetched before a failure
+            if report.removed:
+                append_log(root, cfg.name, store.current_before, report)
         secrets = secret_values(cfg, os.environ if environ is None else environ)
         report.errors = [redact(e, secrets) for e in report.errors]
         report.seconds = time.perf_counter() - started

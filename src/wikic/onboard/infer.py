@@ -26,7 +26,7 @@ from ..core.config import SOURCE_NAME, SourceConfig, load_sources
 from ..core.errors import ConfigError, SourceError
 from ..fetch.files import read_file_record
 from ..fetch.http import HttpGetter, dotted, join_url, link_next, with_query
-from .scaffold import init_kb, replace_block, template_text
+from .scaffold import init_kb, replace_block, require_folder, template_text
 
 FOLLOW = 2  # pages followed past the first, to confirm pagination and catch loops
 SECRET = re.compile(r"key|token|secret|passw|pwd|auth|signature|^sig$|session|credential|cookie", re.I)
@@ -736,7 +736,8 @@ def inspect(
         return inspect_folder(local, name, kb)
     if local.is_file() and local.suffix.lower() == ".json":  # one page of an exported API
         return inspect_http("file:" + str(local), name, headers, client, cwd, kb)
-    raise ConfigError(f"--from {origin}: not an http(s):// or file: URL, a folder, or a JSON page file")
+    shown = redact_url(origin, name)[0]
+    raise ConfigError(f"--from {shown}: not an http(s):// or file: URL, a folder, or a JSON page file")
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -792,6 +793,7 @@ def onboard(
     unless every origin could be inspected."""
     cwd = cwd or Path.cwd()
     kb = path if path.is_absolute() else cwd / path
+    require_folder(kb)
     if (kb / "schema" / "sources.yaml").exists():
         raise ConfigError(f"{kb / 'schema' / 'sources.yaml'} already exists; not overwriting a KB")
     names = list(names or [])
@@ -808,8 +810,8 @@ def onboard(
                 raise ConfigError(f"--name {name!r}: lower-case letters, digits, '-' or '_', at most 64")
             if any(d.name == name for d in drafts):
                 raise ConfigError(f"two sources would be named '{name}'; give each --from a --name")
-            if progress:
-                progress(f"inspecting {name} ({origin})")
+            if progress:  # the origin as sources.yaml will hold it: a secret in the URL as ${VAR}
+                progress(f"inspecting {name} ({redact_url(origin, name)[0]})")
             drafts.append(inspect(origin, name, parsed_headers, client, cwd, kb))
     finally:
         if own:

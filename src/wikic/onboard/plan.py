@@ -35,7 +35,7 @@ import yaml
 
 from ..compile.librarian.extract import MentionIndex, aliases, device_facts, field_label, prose_units
 from ..compile.librarian.model import ModelError, ModelRequest, Tool
-from ..compile.pageplan import group_field, slugify
+from ..compile.pageplan import group_field, plan, slugify
 from ..compile.schema import load_wiki_schema
 from ..compile.versions import current_view, supersession, version_chains
 from ..core.bm25 import tokens
@@ -881,6 +881,23 @@ def render_kind(kind: str, items: list[Item]) -> str:
     return "\n".join(lines) + "\n"
 
 
+PAGE_TYPE = {"devices": "device", "guides": "guide", "comparisons": "comparison"}
+
+
+def drop_unplanned(proposal: Proposal, docs: list[SourceDoc], schema: Any) -> list[str]:
+    """Take out of ``proposal`` the devices, guides and comparisons the compile planner would
+    leave out with ``schema`` (a comparison none of whose rows has a value, a guide no section
+    answers); returns them as 'kind id'."""
+    planned = {(s.type, s.slug) for s in plan(docs, schema).pages}
+    dropped = []
+    for kind, page_type in PAGE_TYPE.items():
+        items = proposal.items.get(kind, [])
+        keep = [i for i in items if (page_type, i.data.get("id")) in planned]
+        dropped += [f"{kind[:-1]} {i.data.get('id')}" for i in items if i not in keep]
+        proposal.items[kind] = keep
+    return dropped
+
+
 def proposed_text(current: str, proposal: Proposal, kinds: tuple[str, ...]) -> str:
     text = current or template_text("schema/wiki.yaml")
     for kind in kinds:
@@ -910,7 +927,10 @@ def plan_schema(
     path = root / "schema" / "wiki.yaml"
     current = path.read_text("utf-8") if path.exists() else ""
     text = proposed_text(current, proposal, kinds)
-    load_wiki_schema(root, text)  # what would be written must load
+    left_out = drop_unplanned(proposal, docs, load_wiki_schema(root, text))  # what would be written must load
+    if left_out:
+        text = proposed_text(current, proposal, kinds)
+        notes.append(f"not proposed, as compile would write no page for it: {', '.join(left_out)}")
     diff = "".join(
         difflib.unified_diff(
             current.splitlines(keepends=True),

@@ -31,9 +31,19 @@ def template_text(rel: str) -> str:
     return (resources.files("wikic.onboard") / "kb_template" / rel).read_text("utf-8")
 
 
+def require_folder(path: Path) -> None:
+    """A ConfigError unless ``path`` is a folder or does not exist yet (nor does a file in its way)."""
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            raise ConfigError(f"{p}: exists and is not a folder; choose another path for the knowledge base")
+        if p.exists():
+            return
+
+
 def init_kb(path: Path, overrides: dict[str, str] | None = None) -> list[str]:
     """Create a KB at ``path`` (``overrides`` replace template files by their KB-relative path);
     refuses to overwrite an existing schema."""
+    require_folder(path)
     if (path / "schema" / "sources.yaml").exists():
         raise ConfigError(f"{path / 'schema' / 'sources.yaml'} already exists; not overwriting a KB")
     overrides = overrides or {}

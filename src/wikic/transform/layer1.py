@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import lru_cache
 from pathlib import Path
 
 from ..core.errors import KBError
-from ..core.fsutil import sha256_tag
-from ..core.markdown import split_sections
+from ..core.fsutil import read_regular, sha256_tag, walk_files
+from ..core.markdown import split_sections, without_controls
 from ..core.models import SourceDoc
 
 LAYER1 = "layer1_sources"
@@ -31,21 +32,43 @@ def _frontmatter_handler():
 
 
 def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
-    """Parse one layer-1 file. ``source`` and ``id`` default to its folder and file stem."""
+    """Parse one layer-1 file. ``source`` and ``id`` default to its folder and file stem. A file
+    outside a source folder, a symbolic link, text that is not UTF-8 and frontmatter that cannot
+    be read (nested too deeply, aliases that expand past ``MAX_YAML_VALUES``) are ``KBError``s."""
     import frontmatter  # here, not at the top: lookups that only read the search index skip it
     import yaml
 
+    from ..core.config import MAX_YAML_VALUES, too_large  # and config's imports (typing) with it
+
     rel = path.relative_to(root).as_posix()
+    parts = Path(rel).parts
+    if len(parts) < 3:
+        raise KBError(
+            f"{rel}: a layer-1 file belongs in a source's folder ({LAYER1}/<source>/...); move it into one"
+        )
     if data is None:
-        data = path.read_bytes()
+        try:
+            data = read_regular(path)
+        except OSError as exc:
+            why = (
+                "is a symbolic link, which wikic never follows"
+                if path.is_symlink()
+                else f"cannot be read ({exc})"
+            )
+            raise KBError(f"{rel}: {why}; replace it with the file itself") from None
     try:
         post = frontmatter.loads(data.decode("utf-8"), handler=_frontmatter_handler())
     except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
         raise KBError(
             f"{rel}: cannot read frontmatter ({exc}); fix the YAML between the '---' lines"
         ) from None
+    except RecursionError:
+        raise KBError(f"{rel}: frontmatter nested too deeply to read; flatten it") from None
+    if too_large(post.metadata):
+        raise KBError(
+            f"{rel}: frontmatter aliases expand to more than {MAX_YAML_VALUES} values; write it out plainly"
+        )
     meta = {str(k): v for k, v in post.metadata.items()}
-    parts = Path(rel).parts
     source = str(meta.get("source") or parts[1])
     key = Path(*parts[2:]).with_suffix("").as_posix()
     return SourceDoc(
@@ -53,24 +76,19 @@ def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
         id=str(meta.get("id") or key),
         key=key,
         path=rel,
-        title=str(meta.get("title") or key),
+        title=without_controls(str(meta.get("title") or key)),
         meta=meta,
-        body=post.content,
+        body=without_controls(post.content),
         sha256=sha256_tag(data),
-        sections=tuple(split_sections(post.content)),
+        sections=tuple(split_sections(without_controls(post.content))),
     )
 
 
 def layer1_paths(root: Path) -> list[str]:
     """KB-relative paths of every layer-1 Markdown file, in path order; hidden files and folders
-    below ``layer1_sources/`` are skipped (a KB may itself live under a hidden folder)."""
-    folder = os.path.join(root, LAYER1)
-    out = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        out += [f"{rel}/{f}" for f in filenames if f.endswith(".md") and not f.startswith(".")]
-    return sorted(out)
+    below ``layer1_sources/`` are skipped (a KB may itself live under a hidden folder), and so
+    are symbolic links, which are never followed (``wikic check`` reports them)."""
+    return walk_files(root, LAYER1)[0]
 
 
 def layer1_files(root: Path) -> list[Path]:
@@ -104,8 +122,8 @@ def read_layer1(root: Path) -> dict[str, bytes]:
     """The bytes of every layer-1 file by KB-relative path, in path order."""
     out = {}
     for rel in layer1_paths(root):
-        with open(os.path.join(root, rel), "rb") as fh:
-            out[rel] = fh.read()
+        with contextlib.suppress(OSError):  # replaced by a link since it was listed: not read
+            out[rel] = read_regular(os.path.join(root, rel))
     return out
 
 

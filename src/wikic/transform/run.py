@@ -26,12 +26,16 @@ from ..core.fsutil import (
     atomic_write,
     canonical_json,
     kb_lock,
+    linked_part,
     read_json_artifact,
+    read_regular,
+    refuse_folder_links,
     remove_stale_temps,
     sha256_tag,
+    walk_files,
     write_json_artifact,
 )
-from ..core.markdown import github_slug, iter_headings, plain_inline
+from ..core.markdown import github_slug, iter_headings, plain_inline, without_controls
 from ..core.models import Snapshot
 from ..fetch.http import dotted
 from ..fetch.layer0 import SourceStore, layer0_sources
@@ -104,6 +108,16 @@ def fallback_title(record_id: str, body: object) -> str:
     return " ".join(words).capitalize() if words else stem
 
 
+class _NoLinkLoader(jinja2.FileSystemLoader):
+    """Templates from ``schema/templates/``, never through a symbolic link (``check`` reports it)."""
+
+    def get_source(self, environment: jinja2.Environment, template: str):  # type: ignore[override]
+        for base in self.searchpath:
+            if linked_part(Path(base), template):
+                raise jinja2.TemplateNotFound(f"{template} (a symbolic link, which wikic never follows)")
+        return super().get_source(environment, template)
+
+
 class Renderer:
     """Renders snapshots of one source into layer-1 Markdown."""
 
@@ -113,15 +127,15 @@ class Renderer:
         if cfg.template:
             # sandboxed: a template can format a record, never reach Python (os, subprocess, files)
             env = SandboxedEnvironment(
-                loader=jinja2.FileSystemLoader(root / "schema" / "templates"),
+                loader=_NoLinkLoader(root / "schema" / "templates"),
                 undefined=jinja2.StrictUndefined,
                 keep_trailing_newline=True,
                 autoescape=False,
             )
             try:
                 self.template = env.get_template(cfg.template)
-            except jinja2.TemplateNotFound:
-                raise SourceError(cfg.name, f"template schema/templates/{cfg.template} not found") from None
+            except jinja2.TemplateNotFound as exc:
+                raise SourceError(cfg.name, f"template schema/templates/{exc.name} not found") from None
             except jinja2.TemplateSyntaxError as exc:
                 raise SourceError(
                     cfg.name, f"template {cfg.template} line {exc.lineno}: {exc.message}; fix the template"
@@ -136,7 +150,7 @@ class Renderer:
             raise SourceError(
                 cfg.name, f"missing title field '{cfg.title}'; set 'title' in sources.yaml", record=snap.id
             )
-        title = " ".join(str(title).split())
+        title = " ".join(without_controls(str(title)).split())
         skip = {cfg.title.split(".")[0]}
         if self.template is not None:
             try:
@@ -194,7 +208,7 @@ def dump_frontmatter(meta: dict[str, Any], dumper: type = _DUMPER) -> str:
 
 
 def _tidy(body: str) -> str:
-    lines = [line.rstrip() for line in body.replace("\r\n", "\n").split("\n")]
+    lines = [line.rstrip() for line in without_controls(body).replace("\r\n", "\n").split("\n")]
     out: list[str] = []
     for line in lines:
         if line == "" and out and out[-1] == "":
@@ -206,8 +220,8 @@ def _tidy(body: str) -> str:
 def _fingerprint(root: Path, cfg: SourceConfig) -> str:
     parts: list[Any] = [__version__, repr(cfg)]
     if cfg.template:
-        with contextlib.suppress(OSError):
-            parts.append((root / "schema" / "templates" / cfg.template).read_text("utf-8"))
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            parts.append(read_regular(root / "schema" / "templates" / cfg.template).decode("utf-8"))
     return sha256_tag(canonical_json([str(p) for p in parts]))
 
 
@@ -226,6 +240,7 @@ def transform(
     """Render every source's current snapshots; delete generated files of removed records."""
     reports = []
     with kb_lock(root):
+        refuse_folder_links(root, LAYER1)
         state_path = root / STATE
         state = read_json_artifact(state_path, SCHEMA_VERSION) or {"sources": {}}
         names = [n for n in config.sources if n in set(layer0_sources(root))]
@@ -298,8 +313,8 @@ def _transform_source(
             progress(cfg.name, n, len(snapshots))
     # Generated files no current record maps to: removed records (or renamed keys).
     if folder.is_dir():
-        for path in sorted(folder.rglob("*.md")):
-            rel = path.relative_to(root).as_posix()
+        for rel in walk_files(root, folder.relative_to(root).as_posix())[0]:
+            path = root / rel
             if rel not in files and is_generated(path):
                 path.unlink()
                 report.deleted += 1

@@ -15,6 +15,7 @@ from ...core.facts import aliases as field_aliases
 from ...core.facts import facts as field_facts
 from ...core.facts import field_label, format_value, is_unknown, plural_stem, prose_fields, restated_field
 from ...core.markdown import (
+    IMAGE_MARKUP,
     Section,
     code_lines,
     heading,
@@ -30,7 +31,7 @@ from ..citations import stem
 from ..draft import Block, Cell, Citation, Sentence
 from ..safety import suspicious
 
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_IMAGE = IMAGE_MARKUP
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
 _META_FIELDS = {
     "title",

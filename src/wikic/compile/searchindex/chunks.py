@@ -14,11 +14,11 @@ A layer-1 document's other names (``common_names``, ``aliases``…) are searched
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...core.fsutil import walk_files
 from ...core.markdown import plain_inline, split_sections
 from ...core.models import SourceDoc
 from ...transform.layer1 import LAYER1, parse_doc
@@ -189,14 +189,8 @@ def kb_files(root: Path) -> dict[str, str]:
 
 def markdown_files(root: Path, folder: str) -> list[str]:
     """The ``.md`` files under ``root/folder`` as sorted root-relative paths, hidden files and
-    folders aside (``os.walk``: a search runs this on every call, and it is quicker than rglob)."""
-    out = []
-    skip = len(str(root)) + 1
-    for top, dirs, names in os.walk(os.path.join(root, folder)):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        rel = top[skip:].replace(os.sep, "/")
-        out += [f"{rel}/{n}" for n in names if n.endswith(".md") and not n.startswith(".")]
-    return sorted(out)
+    folders and symbolic links aside (one ``scandir`` per folder: a search runs this on every call)."""
+    return walk_files(root, folder)[0]
 
 
 def chunks_of(

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.errors import KBError
+from ...core.errors import ConfigError, KBError
 from ...core.fsutil import sha256_tag
 from ...core.markdown import split_sections
 from ...core.models import SourceDoc
@@ -90,6 +90,8 @@ class IndexStore:
         self.db_path = db_path or root / DB_PATH
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self.rebuilt = ""  # why the database was found corrupt and rebuilt, if it was
+        if self.db_path.exists() and not self.db_path.is_file():
+            raise ConfigError(f"{self.db_path}: not a database file; remove it (wikic rebuilds the index)")
         self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
         try:
             self._ensure_schema()
