@@ -99,7 +99,7 @@ def test_farmbot_compile_places_every_source_with_something_to_quote(farm: Path,
     )
     assert all(not has_quotable(docs[p]) or docs[p].source == "crops" for p in report.unplaced)
     express = (kb / "wiki" / "comparisons" / "farmbot-models-compared.md").read_text("utf-8")
-    assert re.search(r"\| FarmBot Express \|.*\| 0\.5m \[articles/4635009\]", express)
+    assert re.search(r"\| \[?FarmBot Express\]?(?:\([^)]*\))? \|.*\| 0\.5m \[articles/4635009\]", express)
     assert check(kb).errors == []
 
 

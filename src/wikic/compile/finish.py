@@ -143,12 +143,14 @@ def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
 
 def merge_repeats(blocks: list[Block]) -> list[Block]:
     """No sentence twice on a page: when two sources on it say the same thing, the later copy is
-    dropped and its citations join the first (so both sources still reach the page)."""
+    dropped and its citations join the first (so both sources still reach the page). The lead
+    (before the first heading) quotes the body, so its sentences are no first copies."""
     first: dict[str, tuple[int, int]] = {}
     extra: dict[tuple[int, int], list] = {}
     drop: set[tuple[int, int]] = set()
+    lead = next((i for i, b in enumerate(blocks) if b.kind == "heading"), len(blocks))
     for bi, b in enumerate(blocks):
-        if b.kind not in PROSE_KINDS or b.kind == "note":
+        if b.kind not in PROSE_KINDS or b.kind == "note" or bi < lead:
             continue
         for si, s in enumerate(b.sentences):
             key = " ".join(s.text.split())

@@ -10,16 +10,17 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..core.bm25 import BM25, tokens
+from ..core.bm25 import tokens
 from ..core.facts import facts as field_facts
-from ..core.facts import is_unknown, label, prose_fields, restated_field
+from ..core.facts import field_label, is_bookkeeping, is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable
 from ..core.models import SourceDoc
-from . import versions
+from . import grouping, guides, versions
 from .disagreements import Disagreement, disagreements
+from .gather import FACETS, gather
 from .librarian.extract import (
     _IMAGE,
     MentionIndex,
@@ -73,6 +74,7 @@ class Plan:
     titles: dict[str, str] = field(default_factory=dict)  # page path → title
     timeline: Timeline = field(default_factory=Timeline)  # facts newer sources changed
     disputes: list[Disagreement] = field(default_factory=list)  # sources naming different things for one job
+    proper: frozenset = frozenset()  # subject names that link only where written as names (links.Names)
     notes: list[str] = field(default_factory=list)  # configured pages left out, and why
 
     def target(self, path: str, anchor: str = "") -> Target | None:
@@ -143,29 +145,16 @@ def comparison_rows(comp: Comparison, docs: list[SourceDoc]) -> list[SourceDoc]:
     return sorted(pool, key=lambda d: d.title.lower())
 
 
-def guide_sections(guide: Guide, docs: list[SourceDoc], superseded: dict[str, str]) -> list[tuple[str, str]]:
-    """The best (path, anchor) sections for a guide's query, at most two per document."""
-    pool = [
-        (d, s)
-        for d in docs
-        if (not guide.sources or d.source in guide.sources) and d.path not in superseded
-        for s in d.sections
-        if s.text.strip() and not versions.is_superseded(d.path, s.anchor, superseded)
-    ]
-    if not pool:
-        return []
-    index = BM25([f"{d.title} {' '.join(s.path)} {s.text}" for d, s in pool])
-    chosen: list[tuple[str, str]] = []
-    per_doc: Counter = Counter()
-    for i, _ in index.top(f"{guide.query} {guide.title}", len(pool)):
-        d, s = pool[i]
-        if per_doc[d.path] >= 2:
-            continue
-        per_doc[d.path] += 1
-        chosen.append((d.path, s.anchor))
-        if len(chosen) >= guide.limit:
-            break
-    return chosen
+def guide_sections(
+    guide: Guide,
+    docs: list[SourceDoc],
+    superseded: dict[str, str],
+    tl: Timeline | None = None,
+    devices: list[tuple[dict, list[SourceDoc]]] = (),
+) -> guides.GuidePlan:
+    """The sections that fit a guide's purpose, whole and in task order, with its cross-device
+    table (see ``guides``)."""
+    return guides.plan_guide(guide, docs, superseded, tl, devices)
 
 
 def _group_value(d: SourceDoc, field_name: str) -> str:
@@ -235,35 +224,51 @@ def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
     return out
 
 
-def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list[SourceDoc], str]]:
-    """The topic pages of one rule over the documents it homes: (title, members, group value), a
-    group larger than ``max_sources`` split into numbered parts."""
+def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list[SourceDoc], str, str]]:
+    """The topic pages of one rule over the documents it homes: (title, members, group value,
+    slug).
+    Folders are corrected by subject (``grouping.folder_groups``); a group too large for a page is
+    split by the words its members' titles share, then, if still too large, into numbered parts."""
     pool = [d for d in pool if d.source == rule.source]
     groups: dict[str, list[SourceDoc]] = defaultdict(list)
     terms = _cluster_terms(pool) if not rule.group_by else {}
     for d in pool:
         groups[_group_value(d, rule.group_by) if rule.group_by else terms[d.path]].append(d)
+    intro: dict[str, SourceDoc] = {}
+    subjects: set[str] | None = None
+    if rule.group_by and any("/" in v for v in groups):
+        groups, intro, subjects = grouping.folder_groups(groups, int(rule.max_sources * grouping.SPLIT_SLACK))
     out = []
     unnamed = label(rule.source)
     if rule.group_by and any(groups) and "" in groups:
         unnamed = f"{unnamed} without {label(rule.group_by).lower()}"
-    titles = _group_titles(sorted(groups), rule.titles, unnamed, groups)
+    titles = _group_titles(sorted(groups), rule.titles, unnamed, groups, intro, subjects)
     for value in sorted(groups):
-        members = sorted(groups[value], key=lambda d: (d.title.lower(), d.path))
-        title = titles[value]
-        parts = -(-len(members) // rule.max_sources)  # as few pages as fit, of even size
-        cuts = [len(members) * i // parts for i in range(parts + 1)]
-        chunks = [members[a:b] for a, b in zip(cuts, cuts[1:])]
-        for n, chunk in enumerate(chunks, 1):
-            part = title
-            if len(chunks) > 1:
-                span = (
-                    chunk[0].title
-                    if chunk[0].title == chunk[-1].title
-                    else f"{chunk[0].title} to {chunk[-1].title}"
-                )
-                part = f"{title} {n}: {span}"
-            out.append((part, chunk, value))
+        first = [intro[value]] if value in intro else []
+        rest = sorted((d for d in groups[value] if d not in first), key=lambda d: (d.title.lower(), d.path))
+        for title, members in grouping.split_by_subject(titles[value], first + rest, rule.max_sources):
+            parts = _parts(title, members, rule.max_sources)
+            # "Herbs 2: Basil to Mint" keeps the stable slug "herbs-2"; "Tubing: barbs" is a page of its own
+            out += [
+                (t, chunk, value, slugify(t.split(":", 1)[0] if len(parts) > 1 else t)) for t, chunk in parts
+            ]
+    return out
+
+
+def _parts(title: str, members: list[SourceDoc], limit: int) -> list[tuple[str, list[SourceDoc]]]:
+    """A group still too large for one page in numbered parts of even size ('Herbs 2: Basil to
+    Mint')."""
+    if len(members) <= limit * grouping.SPLIT_SLACK:
+        return [(title, members)]
+    parts = -(-len(members) // limit)  # as few pages as fit, of even size
+    cuts = [len(members) * i // parts for i in range(parts + 1)]
+    chunks = [members[a:b] for a, b in zip(cuts, cuts[1:])]
+    out = []
+    for n, chunk in enumerate(chunks, 1):
+        span = (
+            chunk[0].title if chunk[0].title == chunk[-1].title else f"{chunk[0].title} to {chunk[-1].title}"
+        )
+        out.append((f"{title} {n}: {span}", chunk))
     return out
 
 
@@ -275,32 +280,55 @@ def _group_titles(
     configured: dict[str, str],
     unnamed: str = "Other",
     members: dict[str, list[SourceDoc]] | None = None,
+    intro: dict[str, SourceDoc] | None = None,
+    subjects: set[str] | None = None,
 ) -> dict[str, str]:
-    """Readable titles for group values: configured ones, else the last path segment (version
-    segments such as 'v1.1' skipped), widened with its parent segments while two values would
-    share a title, and written as the members write those words ('farmbot os' → 'FarmBot OS',
-    'bom' → 'BOM'). A value with no words left is titled by its one member, else ``unnamed``
-    (the source's name for a default rule)."""
+    """Readable titles for group values: configured ones, else the title of the document that
+    introduces the folder ('Drivetrain', 'Bill of Materials'), else the last path segment (version
+    segments such as 'v1.1' skipped) when its words are what the members talk about, written as
+    the members write them ('farmbot os' → 'FarmBot OS', 'bom' → 'BOM'), else the members' own
+    titles ('Getting Started, Demo the App and …'). Two values that would share a title are
+    widened with their parent segments. A value with no words left is titled by its one member,
+    else ``unnamed`` (the source's name for a default rule)."""
     members = members or {}
+    intro = intro or {}
 
     def words_of(value: str, depth: int) -> str:
         parts = [p for p in value.split("/") if p and not _VERSION_SEGMENT.match(p)][-depth:]
         text = " ".join(parts).replace("-", " ").replace("_", " ").strip()
         docs = members.get(value, [])
+        if value in intro and depth == 1:
+            return intro[value].title
         if not text:
             return docs[0].title if len(docs) == 1 and value else unnamed
+        # 'docs', 'intro': where a page was filed, not what it is about
+        filed = value not in subjects if subjects is not None else not grouping.is_subject(parts[-1], docs)
+        if "/" in value and depth == 1 and filed:
+            return grouping.listed_title(docs)
         return written_as(text, docs)
 
     out: dict[str, str] = {}
     depth = {v: 1 for v in values}
+    named_by: dict[str, str] = {}  # value → a title naming its members, when its own clashes
     for _ in range(6):
-        out = {v: configured.get(v) or words_of(v, depth[v]) for v in values}
+        out = {v: configured.get(v) or named_by.get(v) or words_of(v, depth[v]) for v in values}
         counts = Counter(out.values())
         clashes = [v for v in values if counts[out[v]] > 1 and v not in configured]
         if not clashes:
             break
+        # two folders introduced by a 'Troubleshooting' page: the larger keeps the title, the
+        # others say what they hold ('Troubleshooting: Picking Up Seeds, Water Pressure and …')
+        introduced = [v for v in clashes if v in intro and v not in named_by and depth[v] == 1]
+        largest = {
+            out[v]: max((x for x in introduced if out[x] == out[v]), key=lambda x: (len(members[x]), x))
+            for v in introduced
+        }
         for v in clashes:
-            depth[v] += 1
+            if v in introduced and largest[out[v]] != v:
+                rest = [d for d in members[v] if d is not intro[v]] or members[v]
+                named_by[v] = f"{out[v]}: {grouping.listed_title(rest)}"
+            elif v not in named_by and (v not in introduced or largest[out[v]] != v):
+                depth[v] += 1
     return out
 
 
@@ -342,6 +370,14 @@ class _Pages:
     def add(self, type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
         folder = self.folders[type_]
         path = f"wiki/{folder}/{slug}.md" if folder else f"wiki/{slug}.md"
+        taken = {p.path for p in self.pages}
+        n = 1
+        while path in taken:  # two pages of one name in a folder (a directory beside a topic)
+            n += 1
+            path = f"wiki/{folder}/{slug}-{n}.md" if folder else f"wiki/{slug}-{n}.md"
+            slug_n = f"{slug}-{n}"
+        if n > 1:
+            slug = slug_n
         spec = PageSpec(type_, slug, title, path, tuple(sources), config)
         self.pages.append(spec)
         return spec
@@ -365,7 +401,11 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
     device_specs = plan_devices(pages, schema, docs, facts_config)
     notes = plan_comparisons(pages, schema, docs, device_specs)
-    plan_guides(pages, schema, docs)
+    current = [d for d in docs if d.path not in superseded]
+    said = {d.path: sentences_of(d) for d in current}
+    df = document_frequencies(current)
+    tl = timeline(docs, superseded, said, df)
+    plan_guides(pages, schema, docs, tl, device_specs)
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
     pool = topic_pool(docs, superseded, homed, reasons)
@@ -380,8 +420,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 "superseded by a document that has no home" if d.path in superseded else "no rule"
             )
     plan_hubs(pages, docs, device_specs)
-    the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes)
-    plan_kb_wide(the_plan, pages, docs)
+    the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes, timeline=tl)
+    plan_kb_wide(the_plan, pages, docs, said, df)
     return the_plan
 
 
@@ -400,6 +440,11 @@ def plan_devices(
         ]  # a spec page shared by two devices lives on the first
         sources = pages.with_older(specs) + [d.path for d in found if d.path not in specs]
         config = {"device": device.__dict__, "spec_sources": list(device.sources), "spec_paths": specs}
+        current = [versions.current_view(d, pages.superseded) for d in found]
+        config["gathered"] = gather(device.__dict__, current, set(specs))
+        names = (*device.match, device.title)
+        if not specs and not naming_sentences(names, [d for d in current if d.path not in specs], True):
+            config["about"] = device_about(device.title, config["gathered"])
         spec = pages.add("device", device.id, device.title, sources, {**config, "facts": facts_config})
         device_specs.append(spec)
         pages.homes.update(dict.fromkeys(specs, spec.path))
@@ -425,14 +470,17 @@ def plan_comparisons(
                 srcs += [c.path for k, _, c in facts if k in wanted and c.path not in srcs]
             if srcs:
                 devices = [s.config["device"] for s in device_specs]
-                pages.add(
-                    "comparison", comp.id, comp.title, srcs, {"comparison": comp.__dict__, "devices": devices}
-                )
+                config = {
+                    "comparison": comp.__dict__,
+                    "devices": devices,
+                    "about": comparison_about(comp, comp.fields),
+                }
+                pages.add("comparison", comp.id, comp.title, srcs, config)
             continue
         rows = comparison_rows(comp, docs)
         known = [f for f in comp.fields if any(not is_unknown(d.meta.get(f)) for d in rows)]
         if rows and known:  # a column no row knows (all 0 or empty) says nothing
-            config = {"comparison": comp.__dict__, "fields": known}
+            config = {"comparison": comp.__dict__, "fields": known, "about": comparison_about(comp, known)}
             pages.add("comparison", comp.id, comp.title, [d.path for d in rows], config)
         elif rows:
             notes.append(
@@ -441,12 +489,64 @@ def plan_comparisons(
     return notes
 
 
-def plan_guides(pages: _Pages, schema: WikiSchema, docs: list[SourceDoc]) -> None:
+def device_about(title: str, gathered: list[list[str]]) -> str:
+    """What a device page holds when no source says what the device is: 'What the sources say
+    about the FarmBot Express XL: set-up and use.'"""
+    facets = [
+        f if f.isupper() or f[1:].islower() is False else f.lower()
+        for f in FACETS
+        if any(g[0] == f for g in gathered)
+    ]
+    said = ", ".join(facets[:-1]) + f" and {facets[-1]}" if len(facets) > 1 else "".join(facets)
+    return f"What the sources say about the {title}" + (f": {said}." if said else ".")
+
+
+def comparison_about(comp: Comparison, fields: list[str] | tuple[str, ...]) -> str:
+    """What a comparison shows: its ``purpose`` in wiki.yaml, else its columns ('Spread, height
+    and sowing method, side by side.')."""
+    if comp.purpose:
+        return comp.purpose
+    labels = [field_label(f) if "_" in f or f.islower() else f for f in fields]
+    listed = ", ".join(labels[:-1]) + f" and {labels[-1].lower()}" if len(labels) > 1 else labels[0]
+    of = "each model" if comp.of == "devices" else f"each of the {label(comp.of).lower()} listed"
+    return f"{listed[:1].upper()}{listed[1:]} of {of}, side by side."
+
+
+CONTENTS = 6  # entries named in a topic page's contents line
+CONTENTS_PREFIX = "On this page: "
+
+
+def contents_line(titles: list[str]) -> str:
+    """A topic page's opening line: the entries it holds, by their titles ('On this page: How
+    long does a full water tank last? · …'), the first few and how many more."""
+    shown = [" ".join(t.split()) for t in titles[:CONTENTS]]
+    more = len(titles) - len(shown)
+    return CONTENTS_PREFIX + " · ".join(shown) + (f" · and {more} more" if more > 0 else "")
+
+
+def plan_guides(
+    pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], tl: Timeline, device_specs: list[PageSpec]
+) -> None:
+    by_path = {d.path: d for d in docs}
+    devices = [
+        (
+            s.config["device"],
+            [versions.current_view(by_path[p], pages.superseded) for p in s.config["spec_paths"]],
+        )
+        for s in device_specs
+    ]
     for guide in schema.guides:
-        sections = guide_sections(guide, docs, pages.superseded)
-        if sections:
-            srcs = list(dict.fromkeys(p for p, _ in sections))
-            config = {"guide": guide.__dict__, "sections": [list(s) for s in sections]}
+        found = guide_sections(guide, docs, pages.superseded, tl, devices)
+        if found.sections:
+            srcs = list(dict.fromkeys([p for p, _ in found.sections] + found.table_sources))
+            config = {
+                "guide": guide.__dict__,
+                "sections": [list(s) for s in found.sections],
+                "phases": found.phases,
+                "about": guide.purpose,
+            }
+            if found.table:
+                config["table"] = found.table
             pages.add("guide", guide.id, guide.title, pages.with_older(srcs), config)
 
 
@@ -466,39 +566,97 @@ def topic_pool(
     return pool
 
 
+ENTITY_MENTIONS = 3  # sentences of other sources quoted on an entry's page, by default
+
+
+def reference_entries(docs: list[SourceDoc]) -> bool:
+    """Whether a source reads like an encyclopedia: ten or more entries with short names and numeric
+    fields (species, parts, materials), rather than articles or questions."""
+    if len(docs) < 10:
+        return False
+    numbers = sorted(
+        sum(
+            1
+            for k, v in d.meta.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not is_bookkeeping(k)
+        )
+        for d in docs
+    )
+    lengths = sorted(len(d.title.split()) for d in docs)
+    return numbers[len(docs) // 2] >= 2 and lengths[len(docs) // 2] <= 4
+
+
 def plan_topics(
     pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], pool: list[SourceDoc], facts_config: dict
 ) -> None:
     """Every other document is homed on a topic page: by its source's rule, or by a default rule
     that groups the source by its most informative field (else by shared title words). One
-    subject, one page: groups of different sources with the same title share a page."""
+    subject, one page: groups of different sources with the same title share a page. A source of
+    reference entries (a crop encyclopedia) gets a page per entry and a directory per group."""
     superseded = pages.superseded
     topics: dict[str, tuple[str, list[str], list[str], dict[str, list]]] = {}
     family: dict[str, str] = {}
+    directories: list[tuple[str, str, list[SourceDoc], dict]] = []
     for rule in topic_rules(schema.topics, pool):
+        own = [d for d in pool if d.source == rule.source]
+        entities = rule.entity_pages if rule.entity_pages is not None else reference_entries(own)
+        mentions = rule.mentions or (ENTITY_MENTIONS if entities else 0)
         index = None
-        if rule.mentions:
+        if mentions:
             current = [d for d in docs if d.source != rule.source and d.path not in superseded]
             index = MentionIndex([versions.current_view(d, superseded) for d in current])
-        for title, members, value in topic_groups(rule, pool):
+        for title, members, value, slug in topic_groups(
+            replace(rule, max_sources=1 << 30) if entities else rule, pool
+        ):
+            quoted = {}
+            for d in members if index else ():
+                found = index.find([d.title, *aliases(d)], d.path, mentions)
+                if found:
+                    quoted[d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
+            if entities:
+                directories.append((title, rule.source, members, quoted))
+                continue
             if all(dated_title(d) != d.title for d in members):  # posts: newest first
                 members = sorted(members, key=lambda d: dated_title(d)[-11:-1], reverse=True)
-            slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
             # 'v15/app/plants' belongs with 'v15/app/photos': one family of the source's structure
             family.setdefault(slug, f"{rule.source}:{value.rpartition('/')[0]}" if "/" in value else "")
             entry = topics.setdefault(slug, (title, [], [], {}))
             entry[1].extend(d.path for d in members)
             entry[2].append(rule.source)
-            for d in members if index else ():
-                found = index.find([d.title, *aliases(d)], d.path, rule.mentions)
-                if found:
-                    entry[3][d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
+            entry[3].update(quoted)
+    by_path = {d.path: d for d in docs}
     for slug, (title, members, sources, quoted) in topics.items():
         config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
+        config["about"] = contents_line([by_path[p].title for p in members])
         if family.get(slug):
             config["family"] = family[slug]
         spec = pages.add("topic", slug, title, pages.with_older(members), config)
         pages.homes.update(dict.fromkeys(members, spec.path))
+    named = {key_of(t[0]) for t in topics.values()}
+    for title, source, members, quoted in directories:  # 'Microgreens' the posts, 'Microgreens (plants)'
+        title = title if key_of(title) not in named else f"{title} ({label(source).lower()})"
+        plan_entries(pages, title, members, quoted, facts_config)
+
+
+def plan_entries(
+    pages: _Pages, title: str, members: list[SourceDoc], quoted: dict[str, list], facts_config: dict
+) -> None:
+    """A page per entry (its home: all of it, and what other sources say about it, quoted) and a
+    directory of the group listing each entry with its opening sentence."""
+    listed = []
+    for d in members:
+        mentions = quoted.get(d.path, [])
+        config = {
+            "members": [d.path],
+            "mentions": {d.path: mentions} if mentions else {},
+            "facts": facts_config,
+        }
+        sources = pages.with_older([d.path]) + sorted({m[0] for m in mentions} - {d.path})
+        spec = pages.add("entity", slugify(d.title), d.title, sources, config)
+        pages.homes[d.path] = spec.path
+        listed.append([d.path, spec.path])
+    config = {"listed": listed, "about": contents_line([d.title for d in members])}
+    pages.add("directory", slugify(title.split(":", 1)[0]), title, [d.path for d in members], config)
 
 
 def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]) -> None:
@@ -510,13 +668,10 @@ def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]
         pages.add("hub", slug, title, sorted({f[0] for f in found if f}), {"models": models})
 
 
-def plan_kb_wide(the_plan: Plan, pages: _Pages, docs: list[SourceDoc]) -> None:
-    """What only the whole KB shows: the timeline of changed statements and the change list,
-    disagreements between sources, the glossary, and the links between pages."""
+def plan_kb_wide(the_plan: Plan, pages: _Pages, docs: list[SourceDoc], said: dict, df: Counter) -> None:
+    """What only the whole KB shows: the change list (from the plan's timeline of changed
+    statements), disagreements between sources, the glossary, and the links between pages."""
     current = [d for d in docs if d.path not in the_plan.superseded_by]
-    said = {d.path: sentences_of(d) for d in current}
-    df = document_frequencies(current)
-    the_plan.timeline = timeline(docs, the_plan.superseded_by, said, df)
     the_plan.disputes = disagreements(current, said, df)
     chains = change_entries(the_plan.timeline)
     if chains:
@@ -534,6 +689,7 @@ def section_keys(spec: PageSpec) -> list[str]:
     """The sources a page quotes or points to, as 'path' or 'path#anchor' (the sections it uses)."""
     keys = list(spec.sources)
     keys += [f"{p}#{a}" for p, a in spec.config.get("sections", ())]
+    keys += [f"{p}#{a}" for _, p, a in spec.config.get("gathered", ())]
     keys += [f"{e[1]}#{e[2]}" for e in spec.config.get("entries", ())]
     keys += [f"{s[0]}#{s[1]}" for c in spec.config.get("chains", ()) for s in c["statements"]]
     keys += [f"{d[2]}#{d[3]}" for d in spec.config.get("models", ()) if len(d) > 2]
@@ -642,22 +798,34 @@ class Subjects:
 
 def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = ()) -> Subjects:
     """Anchor every source's entry on its home, and scan every current document once for the
-    names of devices and entries (and ``extra`` names, such as glossary terms)."""
+    names of devices and entries (and ``extra`` names, such as glossary terms).
+
+    An entry page's name (a crop) links however it is written; a one-word device name ('Genesis')
+    or entry title on a topic page ('Points') links only where written as a name (see ``Names``)."""
     by_path = {d.path: d for d in docs}
     anchors: dict[str, str] = {}
-    entries: list[tuple[str, Target]] = []
+    entries: list[tuple[str, Target, bool]] = []  # (title, where, a thing with a page of its own)
     devices: dict[tuple[str, ...], Target] = {}
+    proper: set[tuple[str, ...]] = set()
     for spec in the_plan.pages:
         if spec.type == "topic":
             members = [by_path[p] for p in spec.config["members"] if p in by_path]
             outline = outline_of([(dated_title(d), d) for d in members])
+        elif spec.type == "entity":
+            members = [by_path[p] for p in spec.config["members"] if p in by_path]
+            outline = [x for x in outline_of([(d.title, d) for d in members]) if "#" in x[1]]
+            anchors.update(dict.fromkeys((d.path for d in members), ""))
+            entries += [(d.title, Target(spec.path), True) for d in members]
         elif spec.type == "device":
             specs = [by_path[p] for p in spec.config["spec_paths"] if p in by_path]
             outline = [("Specifications", "")] + [x for x in outline_of([("", d) for d in specs]) if x[0]]
             device = spec.config["device"]
             for name in [device["title"], *device.get("match", ())]:
-                if key_of(name):
-                    devices.setdefault(key_of(name), Target(spec.path))
+                key = key_of(name)
+                if key:
+                    devices.setdefault(key, Target(spec.path))
+                    if len(key) == 1:
+                        proper.add(key)
             anchors.update(dict.fromkeys((d.path for d in specs), ""))
         else:
             continue
@@ -665,13 +833,17 @@ def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, 
         for key, anchor in found.items():
             anchors.setdefault(key, anchor)
         if spec.type == "topic":
-            entries += [(d.title, Target(spec.path, found.get(d.path, ""))) for d in members]
+            entries += [(d.title, Target(spec.path, found.get(d.path, "")), False) for d in members]
     the_plan.anchors = anchors
     by_name: dict[tuple[str, ...], list[Target]] = defaultdict(list)
-    for title, target in entries:
+    things: set[tuple[str, ...]] = set()
+    for title, target, thing in entries:
         if is_name(title):
             by_name[key_of(title)].append(target)
-    probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")))
+            if thing:
+                things.add(key_of(title))
+    proper |= {k for k in by_name if len(k) == 1 and k not in things}
+    probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")), frozenset(proper))
     current = [d for d in docs if d.path not in the_plan.superseded_by]
     in_doc = {d.path: probe.keys_in(d.title + "\n" + plain_inline(d.body)) for d in current}
     counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
@@ -680,7 +852,8 @@ def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, 
     for key, targets in sorted(by_name.items()):
         if len(targets) == 1 and key not in names and counts[key] <= common:
             names[key] = targets[0]
-    return Subjects(Names(names), in_doc, counts)
+    the_plan.proper = frozenset(k for k in proper if k in names)
+    return Subjects(Names(names, the_plan.proper), in_doc, counts)
 
 
 def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
@@ -691,17 +864,19 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
     links: dict[str, dict] = {}
     for spec in the_plan.pages:
         found: set = set()
-        if spec.type == "topic":
+        if spec.type in ("topic", "entity"):
             for p in spec.config["members"]:
                 found |= subjects.in_doc.get(p, set())
+            for quoted in (spec.config.get("mentions") or {}).values():
+                found |= {k for _, _, text in quoted for k in names.keys_in(text)}
         elif spec.type == "device":
             for p in spec.config["spec_paths"]:
                 found |= subjects.in_doc.get(p, set())
+            sections = [(p, a) for _, p, a in spec.config.get("gathered", ())]
+            found |= _names_in_sections(names, by_path, sections)
         elif spec.type == "guide":
-            for p, a in spec.config["sections"]:
-                section = by_path[p].section(a) if p in by_path else None
-                if section is not None:
-                    found |= names.keys_in(plain_inline(section.text))
+            found |= _names_in_sections(names, by_path, spec.config["sections"])
+            found |= {key_of(row[0]) for row in (spec.config.get("table") or {}).get("rows", ())}
         elif spec.type == "hub":
             found |= {key_of(title) for _, title, *_ in spec.config["models"]}
         elif spec.type == "comparison":
@@ -724,6 +899,8 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
                     outgoing[spec.path].add(target.path)
         if spec.type == "hub":
             outgoing[spec.path] |= {path for path, *_ in spec.config["models"]}
+        if spec.type == "directory":
+            outgoing[spec.path] |= {page for _, page in spec.config["listed"]}
         for found_in in (spec.config.get("mentions") or {}).values():  # where others name its entries
             outgoing[spec.path] |= {the_plan.homes[p] for p, _, _ in found_in if p in the_plan.homes}
         outgoing[spec.path] |= noted_targets(the_plan, spec)
@@ -749,6 +926,15 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         outgoing[p] = outgoing[p] | set(related)
     the_plan.backlinks = backlinks(outgoing)
     the_plan.titles = {s.path: s.title for s in the_plan.pages}
+
+
+def _names_in_sections(names: Names, by_path: dict[str, SourceDoc], sections) -> set:
+    found: set = set()
+    for p, a in sections:
+        section = by_path[p].section(a) if p in by_path else None
+        if section is not None:
+            found |= names.keys_in(plain_inline(section.text))
+    return found
 
 
 def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:

@@ -94,7 +94,8 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
 
     names = tuple((list(k), href(t)) for k, t in plan.links.get(spec.path, {}).items())
     mentions = []
-    for doc, found in sorted((spec.config.get("mentions") or {}).items()):
+    quoted = spec.type == "entity"  # an entry's page quotes what others say of it; no link list
+    for doc, found in sorted((spec.config.get("mentions") or {}).items() if not quoted else ()):
         targets: dict[str, str] = {}
         for path, anchor, _ in found:
             target = plan.target(path, anchor)
@@ -128,6 +129,7 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
         outdated=tuple(dict.fromkeys(outdated)),
         disputes=tuple(dict.fromkeys(disputes)),
         names=tuple((tuple(k), h) for k, h in names),
+        proper=tuple(tuple(k) for k, _ in names if tuple(k) in plan.proper),
         homes=tuple((k, h, t) for k, (h, t) in homes.items()),
         see_also=tuple((p, plan.titles[p]) for p in plan.see_also.get(spec.path, ())),
         backlinks=tuple((p, plan.titles[p]) for p in plan.backlinks.get(spec.path, ())),

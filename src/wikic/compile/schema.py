@@ -14,7 +14,7 @@ from ..core.errors import ConfigError
 from ..core.fsutil import canonical_json, sha256_tag
 from .citations import DEFAULT_MIN_OVERLAP
 
-PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes")
+PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes", "entity", "directory")
 DEFAULT_FOLDERS = {
     "topic": "topics",
     "device": "devices",
@@ -23,6 +23,8 @@ DEFAULT_FOLDERS = {
     "hub": "hubs",
     "glossary": "",  # wiki/glossary.md
     "changes": "",  # wiki/changes.md
+    "entity": "entries",  # one page per reference entry (a crop, a plant)
+    "directory": "topics",  # the list of a group's entries, beside the topic pages
 }
 BACKENDS = ("offline", "anthropic", "openai")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
@@ -75,6 +77,7 @@ class TopicRule:
     titles: dict[str, str] = field(default_factory=dict)
     max_sources: int = 12
     mentions: int = 0  # per source: up to this many sentences of other sources that name it
+    entity_pages: bool | None = None  # a page per record (None: when the records read as reference entries)
 
 
 @dataclass(frozen=True)
@@ -277,6 +280,7 @@ def _topic_rule(f: Fields, where: str) -> TopicRule:
         {str(k): str(v) for k, v in titles.items()},
         f.positive("max_sources", 12),
         f.get("mentions", int, 0),
+        f.get("entity_pages", bool, None),
     )
 
 

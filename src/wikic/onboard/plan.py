@@ -35,7 +35,7 @@ import yaml
 
 from ..compile.librarian.extract import MentionIndex, aliases, device_facts, field_label, prose_units
 from ..compile.librarian.model import ModelError, ModelRequest, Tool
-from ..compile.pageplan import group_field, slugify
+from ..compile.pageplan import group_field, reference_entries, slugify
 from ..compile.schema import load_wiki_schema
 from ..compile.versions import current_view, supersession, version_chains
 from ..core.bm25 import tokens
@@ -241,10 +241,9 @@ def propose_topics(corpus: Corpus, device_only: set[str]) -> list[Item]:
             seen = f"'{name}' splits the {len(docs)} records into {len(values)} groups: {shown}"
         else:
             seen = f"no categorical field splits the {len(docs)} records; grouped by shared title words"
-        if _reference_entries(docs):
+        if reference_entries(docs):
             share = _mentioned_share(corpus, source)
-            seen += "; short reference entries, 25 to a page"
-            data["max_sources"] = 25
+            seen += "; short reference entries: a page for each, listed by group"
             if share >= 0.05:
                 data["mentions"] = 2
                 seen += f"; {share:.0%} of them are named in other sources, which are quoted"
@@ -256,16 +255,6 @@ def _first(value: Any) -> str:
     if isinstance(value, list):
         value = value[0] if value else ""
     return str(value).strip() if value not in (None, "") else ""
-
-
-def _reference_entries(docs: list[SourceDoc]) -> bool:
-    """Whether a source reads like an encyclopedia: ten or more entries with short names and numeric
-    fields (species, parts, materials), rather than articles or questions."""
-    if len(docs) < 10:
-        return False
-    numbers = sorted(sum(1 for k, v in d.meta.items() if _numeric(v) and not _bookkeeping(k)) for d in docs)
-    lengths = sorted(len(d.title.split()) for d in docs)
-    return numbers[len(docs) // 2] >= 2 and lengths[len(docs) // 2] <= 4
 
 
 def _mentioned_share(corpus: Corpus, source: str) -> float:

@@ -646,14 +646,13 @@ def self_contained(text: str, subject: str = "") -> bool:
     )
 
 
-def take_lead(
+def pick_lead(
     blocks: list[Block], title: str, vocabulary: Vocabulary | None = None, limit: int = LEAD_SENTENCES
-) -> tuple[list[Sentence], list[Block]]:
-    """A page's lead, taken from its body: up to ``limit`` self-contained sentences that open a
-    paragraph, the most central first (sharing the most distinctive words with the page title and
-    with the page as a whole), moved out of the body so no sentence is stated twice.
-
-    Returns (lead sentences, the body without them)."""
+) -> list[Sentence]:
+    """A page's lead, quoted from its body: up to ``limit`` self-contained sentences that open a
+    paragraph, a sentence that defines the title ('The Sprout 3 is …') first, else the most central
+    (sharing the most distinctive words with the page title and with the page as a whole). A lead
+    quotes: its sentences stay where they are in the body."""
     candidates = []  # (block index, sentence index, sentence): the openings of the page's entries
     opening = True
     for bi, b in enumerate(blocks):
@@ -677,7 +676,7 @@ def take_lead(
             if self_contained(s.text, title) and not suspicious(s.text)
         ][:1]
     if not candidates:
-        return [], blocks
+        return []
     page_words = Counter(w for b in blocks for s in b.sentences for w in {stem(x) for x in tokens(s.text)})
     title_words = {stem(x) for x in tokens(title)}
     total, df = vocabulary.frequencies if vocabulary is not None else (1, Counter())
@@ -699,21 +698,15 @@ def take_lead(
     nxt = next((c for c in candidates if c[0] == first_bi and c[1] == first_si + 1), None)
     if nxt is not None and limit > 1:
         chosen.append(nxt)  # the sentence after it, when it also reads on its own
-    taken = {(bi, si) for bi, si, _ in chosen}
-    body = []
-    for bi, b in enumerate(blocks):
-        if any(x == bi for x, _ in taken):
-            kept = tuple(s for si, s in enumerate(b.sentences) if (bi, si) not in taken)
-            if kept:
-                body.append(Block(b.kind, text=b.text, level=b.level, sentences=kept))
-            continue
-        body.append(b)
-    return [s for _, _, s in chosen], body
+    return [s for _, _, s in chosen]
 
 
-def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sentence]:
-    """A self-contained sentence, among ``docs``, about one of ``names``: one whose subject it is
-    ('FarmBot Express is …') if any, else the first that names it."""
+def naming_sentences(
+    names: tuple[str, ...], docs: list[SourceDoc], subject_only: bool = False
+) -> list[Sentence]:
+    """A self-contained sentence, among ``docs``, about one of ``names``: one that says what it is
+    ('FarmBot Express is designed …'), else one whose subject it is ('FarmBot Genesis kits
+    include …'), else (unless ``subject_only``) the first that names it."""
     exact = re.compile(
         r"\b(?:"
         + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
@@ -721,6 +714,9 @@ def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sent
         re.IGNORECASE,
     )
     first: list[Sentence] = []
+    subject: list[Sentence] = []  # a sentence whose subject it is, by its full name if one is
+    subject_full = False
+    names_sorted = sorted(names, key=len, reverse=True)
     other: list[Sentence] = []  # a list item or table cell that names it, when no sentence does
     for doc in sorted(docs, key=lambda d: d.path):
         for section in doc.sections:
@@ -738,11 +734,17 @@ def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sent
                     if b.kind != "para":
                         other = other or [s]
                         continue
-                    if re.match(r"^(?:the\s+)?(?:\w+\s+)?$", s.text[: m.start()], re.IGNORECASE):
-                        return [s]  # the name is its subject
+                    if re.match(r"^(?:the\s+|an?\s+)?$", s.text[: m.start()], re.IGNORECASE):
+                        if _DEFINES.match(s.text[m.end() :]):
+                            return [s]  # it says what the thing is: 'FarmBot Express is designed …'
+                        full = m.group(0).lower() == names_sorted[0].lower()
+                        if not subject or (full and not subject_full):
+                            subject, subject_full = [s], full  # the name is its subject
                     first = first or [s]
-    return first or other
+    return subject if subject or subject_only else first or other
 
+
+_DEFINES = re.compile(r"^(?:\s+\w+){0,3}?\s+(?:is|are|was|were)\b", re.IGNORECASE)
 
 SUMMARY_CHARS = 160
 
