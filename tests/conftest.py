@@ -140,3 +140,32 @@ def farmbot_compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     report = compile_wiki(root)
     assert not report.failed, report.failed
     return root
+
+
+@pytest.fixture(scope="session")
+def farmbot_planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The FarmBot corpus onboarded with no configuration (``init --from``, ``plan --write``) and
+    compiled offline, once per session. Read-only."""
+    from farmbot_kb import available, serve
+    from typer.testing import CliRunner
+
+    from wikic.cli.app import app
+
+    if not available():
+        pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
+    root = tmp_path_factory.mktemp("farmbot-planned") / "kb"
+    server = ApiServer()
+    try:
+        urls = serve(server)
+        for args in (
+            ["init", str(root), "--from", urls["articles"], "--from", urls["crops"]],
+            ["--root", str(root), "fetch"],
+            ["--root", str(root), "transform"],
+            ["--root", str(root), "plan", "--write"],
+            ["--root", str(root), "compile"],
+        ):
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, (args, result.output)
+    finally:
+        server.close()
+    return root

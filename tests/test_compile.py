@@ -23,7 +23,6 @@ from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.run import compile_wiki
 from wikic.core.config import load_sources
 from wikic.core.errors import ConfigError
-from wikic.core.markdown import github_slug
 from wikic.fetch.run import fetch
 from wikic.transform.layer1 import load_layer1
 from wikic.transform.run import transform
@@ -31,6 +30,7 @@ from wikic.transform.run import transform
 
 def read_layer1(root: Path, path: str):
     return next(d for d in load_layer1(root) if d.path == path)
+
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -266,7 +266,9 @@ def test_entries_quote_where_other_sources_name_them(kb: Path) -> None:
         assert "genovese basil" in section.text.lower()
     # the entry's directory links it with its opening sentence, cited
     herbs = (kb / "wiki/topics/herbs.md").read_text("utf-8")
-    (line,) = [x for x in herbs.split("\n") if x.startswith("- [Genovese Basil](../entries/genovese-basil.md)")]
+    (line,) = [
+        x for x in herbs.split("\n") if x.startswith("- [Genovese Basil](../entries/genovese-basil.md)")
+    ]
     assert parse_citations(line, "wiki/topics/herbs.md")
 
 

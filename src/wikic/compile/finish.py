@@ -152,6 +152,10 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
     for bi, b in enumerate(blocks):
         if b.kind not in PROSE_KINDS or b.kind == "note" or bi < lead:
             continue
+        if b.kind in ("bullets", "steps"):  # a list is quoted whole: its items are never dropped
+            for si, s in enumerate(b.sentences):
+                first.setdefault(" ".join(s.text.split()), (bi, si))
+            continue
         for si, s in enumerate(b.sentences):
             key = " ".join(s.text.split())
             if key in first:
@@ -159,6 +163,26 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
                 extra.setdefault(first[key], []).extend(s.cites)
             else:
                 first[key] = (bi, si)
+    # a repeat that is all an entry says (two parts described in the same words) stays: its
+    # entry keeps its heading and its own citation
+    for section in _entries(blocks):
+        mine = {
+            (bi, si)
+            for bi in section
+            for si in range(len(blocks[bi].sentences))
+            if blocks[bi].kind in PROSE_KINDS
+        }
+        others = [bi for bi in section if blocks[bi].kind not in PROSE_KINDS]
+        if mine and mine <= drop and not others:
+            drop -= mine
+            for bi, si in mine:
+                s = blocks[bi].sentences[si]
+                first_copy = first[" ".join(s.text.split())]
+                extra[first_copy] = [
+                    c
+                    for c in extra.get(first_copy, [])
+                    if c not in s.cites or c in blocks[first_copy[0]].sentences[first_copy[1]].cites
+                ]
     if not drop:
         return blocks
     out = []
@@ -174,6 +198,18 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         if sentences:
             out.append(replace(b, sentences=sentences))
     return prune(out)
+
+
+def _entries(blocks: list[Block]) -> list[list[int]]:
+    """The block indexes of each level-2 section's content (what follows its heading up to the
+    next level-2 heading; sub-headings aside)."""
+    out: list[list[int]] = []
+    for bi, b in enumerate(blocks):
+        if b.kind == "heading" and b.level <= 2:
+            out.append([])
+        elif out and b.kind != "heading":
+            out[-1].append(bi)
+    return out
 
 
 def count_facts(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, int]:

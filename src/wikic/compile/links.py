@@ -112,7 +112,7 @@ class Names:
         return {key for _, _, key in self.spans(text)} if self.targets else set()
 
 
-_OPENS = re.compile(r"(?:^|[.!?:;]|\n)[\s\"'(\[*_>#-]*$")
+_OPENS = re.compile(r"(?:^|[.!?:;—–]|\s-|\n)[\s\"'(\[*_>#-]*$")  # after a full stop, a dash, a line break
 
 
 def _written_as_name(text: str, word: re.Match) -> bool:

@@ -398,7 +398,11 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     the whole KB yields (the timeline, disagreements, the change list, the glossary, links)."""
     superseded = supersession(docs, schema.versions)
     pages = _Pages(schema, superseded)
-    facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
+    facts_config = {
+        "show": list(schema.facts_show),
+        "hide": list(schema.facts_hide),
+        "units": schema.facts_units,
+    }
     device_specs = plan_devices(pages, schema, docs, facts_config)
     notes = plan_comparisons(pages, schema, docs, device_specs)
     current = [d for d in docs if d.path not in superseded]
@@ -481,6 +485,8 @@ def plan_comparisons(
         known = [f for f in comp.fields if any(not is_unknown(d.meta.get(f)) for d in rows)]
         if rows and known:  # a column no row knows (all 0 or empty) says nothing
             config = {"comparison": comp.__dict__, "fields": known, "about": comparison_about(comp, known)}
+            if schema.facts_units:
+                config["units"] = schema.facts_units
             pages.add("comparison", comp.id, comp.title, [d.path for d in rows], config)
         elif rows:
             notes.append(
@@ -924,8 +930,32 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
             the_plan.see_also[spec.path] = tuple(p for p in the_plan.see_also[spec.path] if p not in listed)
     for p, related in the_plan.see_also.items():
         outgoing[p] = outgoing[p] | set(related)
-    the_plan.backlinks = backlinks(outgoing)
     the_plan.titles = {s.path: s.title for s in the_plan.pages}
+    the_plan.backlinks = ranked_backlinks(the_plan, backlinks(outgoing), links)
+
+
+LINKED_FROM = 8  # pages listed under 'Linked from', the closest first
+_KIN = ("guide", "device", "comparison", "hub", "topic", "directory", "entity", "glossary", "changes")
+
+
+def ranked_backlinks(the_plan: Plan, found: dict[str, tuple[str, ...]], links: dict[str, dict]) -> dict:
+    """Each page's 'Linked from', at most ``LINKED_FROM``: pages that name it in their text first,
+    then by kind (guides and device pages before topic pages and entries), then by title."""
+    kinds = {s.path: s.type for s in the_plan.pages}
+    named = {p: {t.path for t in ls.values()} for p, ls in links.items()}
+    out = {}
+    for page, sources in found.items():
+        ranked = sorted(
+            sources,
+            key=lambda q: (
+                page not in named.get(q, ()),
+                _KIN.index(kinds[q]) if kinds.get(q) in _KIN else len(_KIN),
+                the_plan.titles.get(q, q).lower(),
+                q,
+            ),
+        )
+        out[page] = tuple(ranked[:LINKED_FROM])
+    return out
 
 
 def _names_in_sections(names: Names, by_path: dict[str, SourceDoc], sections) -> set:

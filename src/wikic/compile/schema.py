@@ -125,6 +125,7 @@ class WikiSchema:
     hash: str  # of everything above: a change recompiles every page
     facts_show: tuple[str, ...] = ()  # only these frontmatter fields are shown as facts (all when empty)
     facts_hide: tuple[str, ...] = ()  # frontmatter fields never shown as facts
+    facts_units: dict[str, str] = field(default_factory=dict)  # unit of a field its name does not say
     versions: tuple[VersionChain, ...] = ()
 
 
@@ -173,6 +174,10 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     ver.done()
     ff = Fields(top.get("facts", dict, {}), f"{path}: facts")
     facts_show, facts_hide = _str_list(ff, "show"), _str_list(ff, "hide")
+    facts_units = ff.get("units", dict, {})
+    for name, unit in facts_units.items():
+        if not isinstance(unit, str) or not unit.strip():
+            raise ConfigError(f"{path}: facts.units.{name}: give the unit as text, e.g. cm")
     ff.done()
     top.done()
     rules = _librarian_rules(root)
@@ -202,7 +207,8 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
         digest,
         facts_show,
         facts_hide,
-        tuple(versions),
+        facts_units={str(k): str(v).strip() for k, v in facts_units.items()},
+        versions=tuple(versions),
     )
 
 

@@ -245,12 +245,19 @@ FOOTER_FACTS = 3  # up to this many facts close an entry; more open it, as an in
 
 
 def home_blocks(
-    doc: SourceDoc, entry_level: int = 2, show: tuple[str, ...] = (), hide: tuple[str, ...] = ()
+    doc: SourceDoc,
+    entry_level: int = 2,
+    show: tuple[str, ...] = (),
+    hide: tuple[str, ...] = (),
+    units: dict[str, str] | None = None,
+    footer: bool = True,
 ) -> list[Block]:
     """A source rendered completely, for its home: its long text fields as prose, its other
-    fields as a cited fact list, then every section in source order (sub-headings kept one level
-    below the entry). List items that restate a frontmatter field (a details list rendered by
-    transform) are left to the fact list, so no fact is stated twice."""
+    fields as a cited fact list (labelled with ``units``), then every section in source order
+    (sub-headings kept one level below the entry). List items that restate a frontmatter field
+    (a details list rendered by transform) are left to the fact list, so no fact is stated twice.
+    A few labels (category, tags) close the entry, unless ``footer`` is False (a page of many
+    entries lists them once, in one table: ``filed_under``)."""
     first = next((s.anchor for s in doc.sections if s.anchor), "")
     top = Citation(doc.path, first)
     blocks: list[Block] = []
@@ -261,7 +268,7 @@ def home_blocks(
             )
             if sentences:
                 blocks.append(Block("para", sentences=sentences))
-    listed = field_facts(doc, show, hide)
+    listed = field_facts(doc, show, hide, units)
     infobox = len(listed) > FOOTER_FACTS
     fact_list = fact_table(doc, listed) if listed else None
     if infobox:  # a record mostly made of fields (an encyclopedia entry) opens with them
@@ -274,9 +281,34 @@ def home_blocks(
         if not is_title_section(doc, section):
             blocks.append(Block("heading", text=section.heading, level=heading_level(entry_level, section)))
         blocks.extend(body)
-    if fact_list is not None and not infobox:  # a few labels (category, tags) close the entry
+    if fact_list is not None and not infobox and footer:  # a few labels (category, tags) close the entry
         blocks.append(fact_list)
     return blocks
+
+
+def footer_facts(doc: SourceDoc, show: tuple[str, ...] = (), hide: tuple[str, ...] = (), units=None) -> list:
+    """The few fields (category, tags) that close an entry rather than open it, or []."""
+    listed = field_facts(doc, show, hide, units)
+    return listed if len(listed) <= FOOTER_FACTS else []
+
+
+def filed_under(entries: list[tuple[SourceDoc, list]]) -> Block | None:
+    """One table of what each entry of a page is filed under (its category, tags …): a row per
+    entry, a column per field, each value cited; None when no entry has such fields."""
+    labels = list(dict.fromkeys(f.label for _, listed in entries for f in listed))
+    if not labels:
+        return None
+    rows = []
+    for doc, listed in entries:
+        if not listed:
+            continue
+        by_label = {f.label: f for f in listed}
+        cells = [Cell(doc.title)]
+        for lbl in labels:
+            f = by_label.get(lbl)
+            cells.append(Cell(f.value, (cite_field(doc, doc.meta[f.key]),)) if f else Cell("—"))
+        rows.append(tuple(cells))
+    return Block("table", header=("Entry", *labels), rows=tuple(rows))
 
 
 def fact_table(doc: SourceDoc, listed: list) -> Block:
@@ -341,7 +373,9 @@ def spec_fields(doc: SourceDoc, wanted: tuple[str, ...] = ()) -> list[str]:
     ]
 
 
-def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...]) -> Block:
+def comparison_table(
+    rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...], units: dict[str, str] | None = None
+) -> Block:
     out = []
     for name, doc in rows:
         cells = [Cell(name)]
@@ -352,7 +386,7 @@ def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...])
             else:
                 cells.append(Cell(format_value(value), (cite_field(doc, value),)))
         out.append(tuple(cells))
-    return Block("table", header=("Name", *(field_label(f) for f in fields)), rows=tuple(out))
+    return Block("table", header=("Name", *(field_label(f, units) for f in fields)), rows=tuple(out))
 
 
 def superseded_notes(older: list[SourceDoc], current: SourceDoc | None = None) -> list[Block]:

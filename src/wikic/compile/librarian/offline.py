@@ -25,6 +25,8 @@ from .extract import (
     device_facts,
     facts_comparison,
     facts_table,
+    filed_under,
+    footer_facts,
     home_blocks,
     keywords,
     naming_sentences,
@@ -110,6 +112,11 @@ def fact_settings(job: PageJob) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(cfg.get("show") or ()), tuple(cfg.get("hide") or ())
 
 
+def fact_units(job: PageJob) -> dict[str, str]:
+    """The units of fields whose names do not say them (``facts.units`` in wiki.yaml)."""
+    return dict((job.spec.config.get("facts") or {}).get("units") or job.spec.config.get("units") or {})
+
+
 def _finish(job: PageJob, body: list[Block], lead: list[Sentence] | None = None, names=()) -> Draft:
     """A draft that opens with what the page is: the plan's ``about`` line (a guide's or a
     comparison's purpose, a topic's contents; the schema's words, shown as such), then ``lead``
@@ -156,6 +163,7 @@ FIXED_HEADINGS = (
     "In the knowledge base",
     "At a glance",
     "Elsewhere in the knowledge base",
+    "Filed under",
     *PHASE_TITLES.values(),
     *FACETS,
 )
@@ -173,10 +181,14 @@ def _topic(job: PageJob) -> Draft:
         if p in job.docs and p not in job.superseded_by
     ]
     show, hide = fact_settings(job)
+    units = fact_units(job)
     for doc in docs:
         blocks.append(Block("heading", text=dated_title(doc), level=2))
-        blocks.extend(home_blocks(doc, 2, show, hide))
+        blocks.extend(home_blocks(doc, 2, show, hide, units, footer=False))
         blocks.extend(superseded_notes(older_versions(job, doc), doc))
+    table = filed_under([(doc, footer_facts(doc, show, hide, units)) for doc in docs])
+    if table is not None:  # categories and tags once for the page, not after every entry
+        blocks += [Block("heading", text="Filed under", level=2), table]
     return _finish(job, blocks)
 
 
@@ -188,7 +200,7 @@ def _entity(job: PageJob) -> Draft:
     path = job.spec.config["members"][0]
     doc = current_view(job.docs[path], job.superseded_by)
     show, hide = fact_settings(job)
-    body = home_blocks(doc, 1, show, hide) + superseded_notes(older_versions(job, doc), doc)
+    body = home_blocks(doc, 1, show, hide, fact_units(job)) + superseded_notes(older_versions(job, doc), doc)
     quoted = (job.spec.config.get("mentions") or {}).get(path) or []
     sentences = tuple(Sentence(text, (Citation(p, a),)) for p, a, text in quoted if p in job.docs)
     if sentences:
@@ -245,7 +257,7 @@ def _directory(job: PageJob) -> Draft:
             continue
         doc = current_view(doc, job.superseded_by)
         entry = replace(job, spec=replace(job.spec, title=doc.title))
-        blocks, opening = opening_first(home_blocks(doc, 1, show, hide), entry)
+        blocks, opening = opening_first(home_blocks(doc, 1, show, hide, fact_units(job)), entry)
         if not opening and blocks and blocks[0].kind == "para":
             opening = [blocks[0].sentences[0]]  # its opening paragraph reads on its own
         if not opening:  # an entry of fields only: its first fact
@@ -271,7 +283,7 @@ def _device(job: PageJob) -> Draft:
     body: list[Block] = []
     for path in spec_paths:
         doc = current_view(job.docs[path], job.superseded_by)
-        body.extend(home_blocks(doc, 1, show, shown))
+        body.extend(home_blocks(doc, 1, show, shown, fact_units(job)))
         body.extend(superseded_notes(older_versions(job, doc), doc))
     opening: list[Block] = []
     if body:
@@ -292,9 +304,17 @@ def _device(job: PageJob) -> Draft:
                 Block("heading", text=FACET_HEADINGS[facet].format(device["title"]), level=2),
                 *gathered[facet],
             ]
+    quoted = {path for _, path, _ in job.spec.config.get("gathered", ())}
+    others = [d for d in current_docs(job) if d.path not in spec_paths and d.path not in quoted]
+    listed = [(h[0], d.title) for d in others if (h := job.nav.home(d.path)) is not None][:MORE_SOURCES]
+    if listed:  # sources about the device that quote nothing naming it: where to read them
+        body += [Block("heading", text="In the knowledge base", level=2), Block("links", links=tuple(listed))]
     draft = _finish(job, body, lead, names=(device["title"],))
     # keywords from what the device's own pages say, not from what others say of it in passing
     return replace(draft, keywords=page_keywords(job, own, names=(device["title"], *device.get("match", ()))))
+
+
+MORE_SOURCES = 10  # sources about a device listed by title when none of their sentences names it
 
 
 def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
@@ -330,7 +350,7 @@ def _comparison(job: PageJob) -> Draft:
             rows.append((device["title"], facts))
         table = facts_comparison(rows, fields)
     else:
-        table = comparison_table([(d.title, d) for d in job.docs.values()], fields)
+        table = comparison_table([(d.title, d) for d in job.docs.values()], fields, fact_units(job))
     return _finish(job, [table], names=[r[0].text for r in table.rows][:3])
 
 
