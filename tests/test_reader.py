@@ -223,7 +223,7 @@ def test_no_page_is_named_after_a_folder_or_a_source(wiki: Path) -> None:
     unless it is what the page's documents are about (a document of that title, or a word most
     of them use: 'Assembly')."""
     filed = _filed(wiki)
-    for path, kind in kinds(wiki).items():
+    for path in kinds(wiki):
         text = pages(wiki)[path]
         title = yaml.safe_load(text.split("---\n")[1])["title"]
         if " ".join(FOLDERS.split(title)).strip().lower() not in filed:
