@@ -15,8 +15,10 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 import farmbot_kb  # noqa: E402
 
-from wikic.lookup.ask import Lookup, split_ref  # noqa: E402
+from wikic.lookup.ask import Lookup  # noqa: E402
+from wikic.lookup.chunks import split_ref  # noqa: E402
 from wikic.lookup.eval import RefResolver, contains, load_questions, run_eval  # noqa: E402
+from wikic.lookup.evidence import section_text  # noqa: E402
 
 COLUMNS = (
     "answer_accuracy",
@@ -37,7 +39,7 @@ def top_section_accuracy(lookup: Lookup, questions) -> float:
         refs = lookup.retrieve(q.question, "raw", k=1).refs
         if not refs:
             continue
-        text = lookup.section_text(refs[0])
+        text = section_text(lookup.docs, refs[0])
         gold = {got[0] for got in map(resolver.resolve, q.expected) if got}
         hits += split_ref(refs[0])[0] in gold and all(contains(text, s) for s in q.answer_contains)
     return hits / len(scored) if scored else 0.0

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from wikic.core.bm25 import BM25
-from wikic.lookup.search import Chunk, SearchIndex
+from wikic.lookup.chunks import Chunk
+from wikic.lookup.search import SearchIndex
 
 N_SECTIONS = 10_000
 N_QUERIES = 200

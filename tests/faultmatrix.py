@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 
 from wikic.cli.app import app
 from wikic.fetch.layer0 import LAYER0, MANIFEST
-from wikic.lookup.search import DB_PATH
+from wikic.lookup.store import DB_PATH
 
 RECORDS = [
     {

@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 
 from wikic.cli.app import app
 from wikic.compile.librarian.model import MockModel
-from wikic.lookup.ask import REFUSAL, Lookup, files_first
+from wikic.lookup.ask import REFUSAL, Lookup
 from wikic.lookup.eval import load_questions, run_eval
+from wikic.lookup.fuse import files_first
 from wikic.lookup.tune import tune_index
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,19 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from wikic.cli.app import app
-from wikic.lookup.search import (
-    SCHEMA_VERSION,
-    Hit,
-    SearchIndex,
-    base_form,
-    is_strong_signal,
-    kb_files,
-    match_expression,
-    normalise,
-    query_terms,
-    rrf,
-    split_compound,
-)
+from wikic.lookup.chunks import kb_files
+from wikic.lookup.respell import base_form, split_compound
+from wikic.lookup.search import Hit, SearchIndex, rrf
+from wikic.lookup.store import SCHEMA_VERSION
+from wikic.lookup.text import is_strong_signal, match_expression, normalise, query_terms
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -303,7 +295,7 @@ def test_an_unchanged_file_is_not_reread_and_a_changed_one_is(kb, monkeypatch):
     import os
     import time
 
-    from wikic.lookup import search
+    from wikic.lookup import store as search
 
     old = time.time() - 60
     settled = list((kb / "layer1_sources").rglob("*.md"))

@@ -127,6 +127,7 @@ class WikiSchema:
     facts_hide: tuple[str, ...] = ()  # frontmatter fields never shown as facts
     facts_units: dict[str, str] = field(default_factory=dict)  # unit of a field its name does not say
     versions: tuple[VersionChain, ...] = ()
+    semantic: bool = True  # search.semantic: match by meaning too (the bundled embedding), not only words
 
 
 def _str_list(f: Fields, key: str) -> tuple[str, ...]:
@@ -179,6 +180,9 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
         if not isinstance(unit, str) or not unit.strip():
             raise ConfigError(f"{path}: facts.units.{name}: give the unit as text, e.g. cm")
     ff.done()
+    sf = Fields(top.get("search", dict, {}), f"{path}: search")
+    semantic = sf.get("semantic", bool, True)
+    sf.done()
     top.done()
     rules = _librarian_rules(root)
     _unique_ids(
@@ -209,6 +213,7 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
         facts_hide,
         facts_units={str(k): str(v).strip() for k, v in facts_units.items()},
         versions=tuple(versions),
+        semantic=semantic,
     )
 
 

@@ -42,7 +42,7 @@ from ..core.markdown import (
     words,
 )
 from ..core.models import SourceDoc
-from .search import query_terms
+from .text import query_terms
 
 DOCS = 5  # documents (in the lookup's order) whose units are candidates
 SHORT_SECTION = 60  # words: a section this short is given whole around its best unit
@@ -267,90 +267,119 @@ def _quotable(text: str) -> bool:
 def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
     """The units of one section in document order. A list item restating a frontmatter field
     ('Row spacing: 20', as transform's details list does) is left to the fact list."""
-    ref = doc.path + (f"#{section.anchor}" if section.anchor else "")
-    context = " ".join([doc.title, *section.path])
-    units: list[Unit] = []
-    para: list[str] = []
-    steps: list[str] = []  # the current run of numbered steps
-    run = ""  # what the run is made of: 'list' items or bold 'Step N:' paragraphs
-    lead = ""  # the sentence introducing a list ('… the following steps:')
-    block = -1  # tables and bulleted lists seen
-    items: list[str] = []  # the current bulleted list's items
+    return _SectionReader(doc, section).read()
 
-    def add(kind: str, text: str, **kw) -> None:
+
+class _SectionReader:
+    """Reads one section's lines into units: paragraphs into sentences (or bold 'Step N:' steps),
+    tables into rows (and short tables whole), list items into items (short bulleted lists whole,
+    a run of numbered steps as the steps in order)."""
+
+    def __init__(self, doc: SourceDoc, section: Section):
+        self.doc = doc
+        self.section = section
+        self.ref = doc.path + (f"#{section.anchor}" if section.anchor else "")
+        self.context = " ".join([doc.title, *section.path])
+        self.units: list[Unit] = []
+        self.para: list[str] = []
+        self.steps: list[str] = []  # the current run of numbered steps
+        self.run = ""  # what the run is made of: 'list' items or bold 'Step N:' paragraphs
+        self.lead = ""  # the sentence introducing a list ('… the following steps:')
+        self.block = -1  # tables and bulleted lists seen
+        self.items: list[str] = []  # the current bulleted list's items
+
+    def read(self) -> list[Unit]:
+        lines = list(code_lines(self.section.text.split("\n")))
+        i = 0
+        while i < len(lines):
+            _, line, code = lines[i]
+            stripped = line.strip()
+            if code or not stripped or stripped.startswith(("<", "#", "![")):
+                self.flush_para()
+                i += 1
+            elif i + 1 < len(lines) and is_table_start(stripped, lines[i + 1][1]):
+                i = self.table(lines, i)
+            elif _ORDERED.match(line) or _BULLET.match(line):
+                i = self.list_item(lines, i)
+            else:
+                self.end_items()
+                self.para.append(stripped)
+                i += 1
+        self.flush_para()
+        self.end_steps()
+        self.end_items()
+        return self.units
+
+    def add(self, kind: str, text: str, **kw) -> None:
         text = " ".join(text.split())
         if _quotable(text):
-            units.append(Unit(kind, text, ref, f"{context} {lead}".strip(), len(units), **kw))
+            context = f"{self.context} {self.lead}".strip()
+            self.units.append(Unit(kind, text, self.ref, context, len(self.units), **kw))
 
-    def end_steps() -> None:
-        nonlocal run
-        if len(steps) >= 2:
-            add("steps", " ".join(f"{i}. {s}" for i, s in enumerate(steps, 1)), parts=tuple(steps))
-        steps.clear()
-        run = ""
+    def end_steps(self) -> None:
+        if len(self.steps) >= 2:
+            steps = self.steps
+            self.add("steps", " ".join(f"{i}. {s}" for i, s in enumerate(steps, 1)), parts=tuple(steps))
+        self.steps = []
+        self.run = ""
 
-    def end_items() -> None:
+    def end_items(self) -> None:
+        items = self.items
         if 2 <= len(items) <= TABLE_ROWS and sum(len(t.split()) for t in items) <= TABLE_WORDS:
-            add("list", "; ".join(items), parts=tuple(items), block=block)
-        items.clear()
+            self.add("list", "; ".join(items), parts=tuple(items), block=self.block)
+        self.items = []
 
-    def flush_para() -> None:
-        nonlocal lead, run
-        if not para:
+    def flush_para(self) -> None:
+        """The paragraph read so far: a bold 'Step N:' step, or sentences (the last one, when it
+        ends in a colon, introduces what follows)."""
+        if not self.para:
             return
-        text = " ".join(para)
-        para.clear()
+        text = " ".join(self.para)
+        self.para = []
         step = _STEP.match(text)
         if step:
-            if run == "list":
-                end_steps()
-            run = "bold"
-            steps.append(" ".join(plain_inline(step.group(2)).split()))
-            add("item", f"Step {step.group(1)}: {plain_inline(step.group(2))}")
+            if self.run == "list":
+                self.end_steps()
+            self.run = "bold"
+            self.steps.append(" ".join(plain_inline(step.group(2)).split()))
+            self.add("item", f"Step {step.group(1)}: {plain_inline(step.group(2))}")
             return
-        if run == "list":
-            end_steps()
+        if self.run == "list":
+            self.end_steps()
         callout = _CALLOUT.match(text)
         if callout:
             text = f"{callout.group(1).strip()}: {callout.group(2)}"
         sentences = split_sentences(plain_inline(text))
         for sentence in sentences:
-            add("sentence", sentence)
-        lead = sentences[-1] if sentences and sentences[-1].endswith(":") else ""
+            self.add("sentence", sentence)
+        self.lead = sentences[-1] if sentences and sentences[-1].endswith(":") else ""
 
-    lines = list(code_lines(section.text.split("\n")))
-    i = 0
-    while i < len(lines):
-        _, line, code = lines[i]
-        stripped = line.strip()
-        if code or not stripped or stripped.startswith(("<", "#", "![")):
-            flush_para()
+    def table(self, lines: list, i: int) -> int:
+        """The table starting at line ``i``: a row unit per row, and the table whole when it is
+        short; returns the line after it."""
+        self.flush_para()
+        self.end_steps()
+        self.end_items()
+        header = _cells(lines[i][1].strip())
+        i += 2
+        rows = []
+        self.block += 1
+        while i < len(lines) and "|" in lines[i][1] and not lines[i][2]:
+            cells = _cells(lines[i][1])
+            self.add("row", _row_text(header, cells), block=self.block)
+            rows.append(_labelled_row(header, cells))
             i += 1
-            continue
-        if i + 1 < len(lines) and is_table_start(stripped, lines[i + 1][1]):
-            flush_para()
-            end_steps()
-            end_items()
-            header = _cells(stripped)
-            i += 2
-            rows = []
-            block += 1
-            while i < len(lines) and "|" in lines[i][1] and not lines[i][2]:
-                cells = _cells(lines[i][1])
-                add("row", _row_text(header, cells), block=block)
-                rows.append(_labelled_row(header, cells))
-                i += 1
-            rows = [r for r in rows if r]
-            if 2 <= len(rows) <= TABLE_ROWS and sum(len(r.split()) for r in rows) <= TABLE_WORDS:
-                add("table", "; ".join(rows), parts=tuple(rows), block=block)
-            continue
+        rows = [r for r in rows if r]
+        if 2 <= len(rows) <= TABLE_ROWS and sum(len(r.split()) for r in rows) <= TABLE_WORDS:
+            self.add("table", "; ".join(rows), parts=tuple(rows), block=self.block)
+        return i
+
+    def list_item(self, lines: list, i: int) -> int:
+        """The list item at line ``i`` with its continuation lines: an item unit, a step of a
+        numbered run or an item of a bulleted list; returns the line after it."""
+        self.flush_para()
+        line = lines[i][1]
         ordered, bullet = _ORDERED.match(line), _BULLET.match(line)
-        if not (ordered or bullet):
-            end_items()
-            para.append(stripped)
-            i += 1
-            continue
-        flush_para()
         indent, text = (ordered.group(1), ordered.group(3)) if ordered else (bullet.group(1), bullet.group(2))
         while i + 1 < len(lines) and lines[i + 1][1].startswith("  ") and not lines[i + 1][2]:
             nxt = lines[i + 1][1]
@@ -359,28 +388,25 @@ def section_units(doc: SourceDoc, section: Section) -> list[Unit]:
             text += " " + nxt.strip()
             i += 1
         text = " ".join(plain_inline(text).split())
-        listed = bool(bullet) and not indent and restated_field(doc, text) is None
+        restated = restated_field(self.doc, text) is not None
+        listed = bool(bullet) and not indent and not restated
         if ordered and not indent:
-            end_items()
-        elif listed and not items:
-            block += 1
-        if restated_field(doc, text) is None:
-            add("item", text, block=block if listed else -1)
+            self.end_items()
+        elif listed and not self.items:
+            self.block += 1
+        if not restated:
+            self.add("item", text, block=self.block if listed else -1)
         if listed:
-            items.append(text)
+            self.items.append(text)
         if not indent:
             if ordered:
-                if run == "bold":
-                    end_steps()
-                run = "list"
-                steps.append(text)
-            elif run == "list":
-                end_steps()
-        i += 1
-    flush_para()
-    end_steps()
-    end_items()
-    return units
+                if self.run == "bold":
+                    self.end_steps()
+                self.run = "list"
+                self.steps.append(text)
+            elif self.run == "list":
+                self.end_steps()
+        return i + 1
 
 
 def fact_units(doc: SourceDoc) -> list[Unit]:
@@ -492,9 +518,12 @@ class Scorer:
         for name in names:
             toks = [plural_stem(w) for w in name]
             n = len(toks)
-            if not toks or max(self.weight(w) for w in name) < RARE_NAME:
-                continue
-            out += [(i, i + n) for i in range(len(self.tokens) - n + 1) if self.tokens[i : i + n] == toks]
+            found = [
+                (i, i + n) for i in range(len(self.tokens) - n + 1) if toks and self.tokens[i : i + n] == toks
+            ]
+            # weighed only when the question uses it: its words are then the question's own
+            if found and max(self.weight(w) for w in name) >= RARE_NAME:
+                out += found
         return out
 
     def named(self, docs: Sequence[SourceDoc]) -> set[str]:
@@ -561,15 +590,18 @@ def candidate_units(
     """Every unit of the first ``DOCS`` documents the refs name, with its section's rank; never
     one of a section a newer document replaces (``superseded``, as ``versions.supersession``)."""
     ranks: dict[str, int] = {}
-    order: list[str] = []
     for rank, ref in enumerate(refs):
         ranks.setdefault(ref, rank)
+    order: list[str] = []  # the first DOCS documents the refs name (read only until they are found)
+    for ref in ranks:
         path = ref.partition("#")[0]
+        if len(order) == DOCS:
+            break
         if path not in order and path in docs:
             order.append(path)
     out: list[Candidate] = []
-    named_docs = scorer.named([docs[p] for p in order[:DOCS]])
-    for path in order[:DOCS]:
+    named_docs = scorer.named([docs[p] for p in order])
+    for path in order:
         doc = docs[path]
         first = min(r for ref, r in ranks.items() if ref.partition("#")[0] == path)
         named = path in named_docs
@@ -600,14 +632,7 @@ def compose(
     two things compared) scores higher as support, so an answer covers the whole question."""
     scorer = Scorer(question, weight)
     candidates = candidate_units(scorer, docs, refs, superseded)
-    sections = {c.section: scorer.coverage(c.section) for c in candidates}
-    scored = sorted(
-        (
-            (scorer.score(c.unit, c.rank, sections[c.section], c.named), n, c.unit)
-            for n, c in enumerate(candidates)
-        ),
-        key=lambda t: (-t[0], t[1]),
-    )
+    scored = _scored(scorer, candidates)
     if not scored or scored[0][0] <= 0:
         return []
     best_score, _, best = scored[0]
@@ -618,26 +643,7 @@ def compose(
         for c in candidates
         if c.named and c.unit.kind == "facts" and len(c.unit.parts) > 1
     ]
-    if best.kind == "facts":
-        best = scorer.facts_first(best)
-    # the fact lists of the subjects the question names come first: they are what it asks about
-    chosen = list({u.text: u for u in [*named, best]}.values())
-    budget = MAX_WORDS - sum(len(u.text.split()) for u in chosen)
-    section = [
-        c.unit for c in candidates if c.unit.ref == best.ref and c.unit.kind in ("sentence", "item", "row")
-    ]
-    if best.kind not in ("facts", "table") and sum(len(u.text.split()) for u in section) <= SHORT_SECTION:
-        # a short section is given whole, in its own order: it opens with what it is about
-        chosen = [u for u in chosen if u is not best] + section
-        budget -= sum(len(u.text.split()) for u in section if u is not best)
-    elif best.kind in ("sentence", "item") and scorer.shape.report:
-        # what follows the best unit: a question restating a problem matches the sentence that
-        # describes it, and the next ones say what to do about it
-        after = [u for u in section if u.pos > best.pos][:FOLLOW]
-        for u in after:
-            if len(u.text.split()) <= budget and not _repeats(u, chosen):
-                chosen.append(u)
-                budget -= len(u.text.split())
+    draft, best = _opening(scorer, candidates, best, named)
     # when the question names its subjects, the fact list of a subject it does not mention (no
     # word of its name) says nothing about them
     others = {
@@ -648,39 +654,103 @@ def compose(
     # a question in several parts ('How much more area…, and how much longer…?') gets the best
     # unit for each part too, scored on that part's words
     for part in question_parts(question):
-        ps = Scorer(part, weight)
-        top = max(
-            (c for c in candidates if c.unit.ref not in others or c.unit.kind != "facts"),
-            key=lambda c: (ps.score(c.unit, c.rank, ps.coverage(c.section), c.named), -c.rank),
-        ).unit
-        if top.kind == "facts":
-            top = ps.facts_first(top)
-        if top.kind != "steps" and len(top.text.split()) <= budget and not _repeats(top, chosen):
-            chosen.append(top)
-            budget -= len(top.text.split())
-    # support: the units scoring nearly as well as the best (of its own section, less nearly),
-    # the best first, counting what each adds to what the answer already says
-    said = scorer.held(" ".join(u.text for u in chosen))
-    rest = [
-        (s, u) for s, _, u in scored[1:] if u.kind != "steps" and not (u.kind == "facts" and u.ref in others)
+        _add_part(Scorer(part, weight), candidates, others, draft)
+    _add_support(scorer, [(s, u) for s, _, u in scored[1:]], best, best_score, others, draft)
+    return whole_lists(draft.units, [c.unit for c in candidates])
+
+
+@dataclass
+class _Draft:
+    """The units an answer states so far, and the words left of its budget."""
+
+    units: list[Unit]
+    budget: int
+
+    def add(self, unit: Unit) -> None:
+        self.units.append(unit)
+        self.budget -= len(unit.text.split())
+
+    def offer(self, unit: Unit) -> None:
+        """Add ``unit`` when it fits the budget and says what no chosen unit says."""
+        if len(unit.text.split()) <= self.budget and not _repeats(unit, self.units):
+            self.add(unit)
+
+
+def _scored(scorer: Scorer, candidates: Sequence[Candidate]) -> list[tuple[float, int, Unit]]:
+    """(score, place, unit) of every candidate, best first (the earlier candidate on a tie)."""
+    sections = {c.section: scorer.coverage(c.section) for c in candidates}
+    return sorted(
+        (
+            (scorer.score(c.unit, c.rank, sections[c.section], c.named), n, c.unit)
+            for n, c in enumerate(candidates)
+        ),
+        key=lambda t: (-t[0], t[1]),
+    )
+
+
+def _opening(
+    scorer: Scorer, candidates: Sequence[Candidate], best: Unit, named: list[Unit]
+) -> tuple[_Draft, Unit]:
+    """The answer's opening: the fact lists of the subjects the question names (they are what
+    it asks about), the best unit, and then the rest of its section when that is short or, when
+    the question reports a problem, the unit that follows it; and the best unit as stated."""
+    if best.kind == "facts":
+        best = scorer.facts_first(best)
+    chosen = list({u.text: u for u in [*named, best]}.values())
+    draft = _Draft(chosen, MAX_WORDS - sum(len(u.text.split()) for u in chosen))
+    section = [
+        c.unit for c in candidates if c.unit.ref == best.ref and c.unit.kind in ("sentence", "item", "row")
     ]
-    while len(chosen) < MAX_UNITS and budget > 0:
+    if best.kind not in ("facts", "table") and sum(len(u.text.split()) for u in section) <= SHORT_SECTION:
+        # a short section is given whole, in its own order: it opens with what it is about
+        draft.units = [u for u in chosen if u is not best] + section
+        draft.budget -= sum(len(u.text.split()) for u in section if u is not best)
+    elif best.kind in ("sentence", "item") and scorer.shape.report:
+        # what follows the best unit: a question restating a problem matches the sentence that
+        # describes it, and the next ones say what to do about it
+        for u in [u for u in section if u.pos > best.pos][:FOLLOW]:
+            draft.offer(u)
+    return draft, best
+
+
+def _add_part(part: Scorer, candidates: Sequence[Candidate], others: set[str], draft: _Draft) -> None:
+    """The best unit for one part of a question in several parts, scored on that part's words."""
+    top = max(
+        (c for c in candidates if c.unit.ref not in others or c.unit.kind != "facts"),
+        key=lambda c: (part.score(c.unit, c.rank, part.coverage(c.section), c.named), -c.rank),
+    ).unit
+    if top.kind == "facts":
+        top = part.facts_first(top)
+    if top.kind != "steps":
+        draft.offer(top)
+
+
+def _add_support(
+    scorer: Scorer,
+    rest: Sequence[tuple[float, Unit]],
+    best: Unit,
+    best_score: float,
+    others: set[str],
+    draft: _Draft,
+) -> None:
+    """Support: the units scoring nearly as well as the best (of its own section, less nearly),
+    the best first, counting what each adds to what the answer already says."""
+    said = scorer.held(" ".join(u.text for u in draft.units))
+    rest = [(s, u) for s, u in rest if u.kind != "steps" and not (u.kind == "facts" and u.ref in others)]
+    while len(draft.units) < MAX_UNITS and draft.budget > 0:
         pick = None
         for s, u in rest:
             floor = (SAME_SUPPORT if u.ref == best.ref else SUPPORT) * best_score
-            gain = scorer.gain(u, said)
-            value = s + GAIN * gain
+            value = s + GAIN * scorer.gain(u, said)
             if value < floor or (pick and value <= pick[0]):
                 continue
-            if len(u.text.split()) > budget or _repeats(u, chosen):
+            if len(u.text.split()) > draft.budget or _repeats(u, draft.units):
                 continue
             pick = (value, u)
         if pick is None:
             break
-        chosen.append(pick[1])
-        budget -= len(pick[1].text.split())
+        draft.add(pick[1])
         said |= scorer.held(pick[1].text)
-    return whole_lists(chosen, [c.unit for c in candidates])
 
 
 def whole_lists(chosen: Sequence[Unit], units: Sequence[Unit]) -> list[Unit]:

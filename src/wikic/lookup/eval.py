@@ -49,7 +49,9 @@ from pathlib import Path
 
 from ..core.config import Fields, load_yaml
 from ..core.errors import ConfigError
-from .ask import MODES, Answer, Lookup, split_ref
+from .ask import Answer, Lookup
+from .chunks import split_ref
+from .fuse import MODES
 
 REPORT_VERSION = 2
 

@@ -24,18 +24,21 @@ and the example KB's questions together (see the README for the curve).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..compile.citations import stem
-from ..core.markdown import STOPWORDS, split_sentences, words
-from .search import query_terms
+from ..core.facts import format_value
+from ..core.markdown import STOPWORDS, plain_inline, split_sentences, words
+from ..core.models import SourceDoc
+from .chunks import split_ref
+from .counts import PREFIX  # a word matches another sharing this many first letters ('powdery' ~ 'powder')
+from .text import query_terms
 
 EVIDENCE_TOP = 5  # sections whose text counts as evidence
 REFUSE_BELOW = 0.2  # evidence coverage below this → refuse
 FOREIGN_SHARE = 0.5  # share of the question's (weighted) words no source uses → refuse
 WINDOW = 6  # words of a name or feature phrase must lie within this many words of each other
-PREFIX = 5  # a word matches another sharing this many first letters ('powdery' ~ 'powder')
 
 _TOKEN = re.compile(r"[\w'’+.-]+")
 _CONTRACTION = re.compile(r"^I['’]")
@@ -66,6 +69,54 @@ class Judgement:
     @property
     def refused(self) -> bool:
         return bool(self.reason)
+
+
+def section_text(docs: Mapping[str, SourceDoc], ref: str) -> str:
+    """A layer-1 section's text with its document's title and its heading path ('' when the
+    document is gone); a document's first section (or the whole) with its description."""
+    path, anchor = split_ref(ref)
+    doc = docs.get(path)
+    if doc is None:
+        return ""
+    parts = [doc.title]
+    for s in doc.sections:
+        if s.anchor == anchor or not anchor:
+            parts += [" ".join(s.path), plain_inline(s.text)]
+            if anchor:
+                break
+    if not anchor or anchor == (doc.sections[0].anchor if doc.sections else ""):
+        desc = doc.meta.get("description")
+        if isinstance(desc, str):
+            parts.append(desc)
+    return "\n".join(parts)
+
+
+def evidence_texts(
+    docs: Mapping[str, SourceDoc], current: Sequence[str], top: int = EVIDENCE_TOP
+) -> list[str]:
+    """The evidence: the text of the first ``top`` of the ``current`` sections found (none of a
+    superseded version), each with its document's fields."""
+    out = []
+    for ref in current[:top]:
+        doc = docs.get(split_ref(ref)[0])
+        fields = " ".join(format_value(v) for k, v in doc.meta.items() if k != "layer0") if doc else ""
+        out.append(section_text(docs, ref) + "\n" + fields)
+    return out
+
+
+def coverage(terms: Sequence[str], text: str, weight: Callable[[str], float]) -> float:
+    """The rarity-weighted share of ``terms`` that ``text`` holds."""
+    if not terms:
+        return 0.0
+    vocab = {stem(w) for w in words(text)}
+    low = text.lower()
+    total = got = 0.0
+    for t in terms:
+        w = weight(t)
+        total += w
+        if stem(t) in vocab or (not t.isascii() and t in low):
+            got += w
+    return got / total if total else 0.0
 
 
 def names(question: str) -> list[str]:
@@ -158,4 +209,14 @@ def judge(
     return Judgement(held)
 
 
-__all__ = ["EVIDENCE_TOP", "Judgement", "feature", "judge", "names", "near"]
+__all__ = [
+    "EVIDENCE_TOP",
+    "Judgement",
+    "coverage",
+    "evidence_texts",
+    "feature",
+    "judge",
+    "names",
+    "near",
+    "section_text",
+]

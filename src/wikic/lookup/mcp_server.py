@@ -19,7 +19,7 @@ from ..compile.draft import resolve_href
 from ..core.errors import ConfigError, WikicError
 from .ask import Lookup
 from .backend import llm_model, model_expander
-from .search import kb_files
+from .chunks import kb_files
 
 URI_PREFIX = "wiki://"
 

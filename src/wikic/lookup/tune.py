@@ -26,7 +26,7 @@ from ..compile.schema import load_wiki_schema
 from ..core.fsutil import atomic_write, kb_lock
 from .ask import Lookup
 from .eval import EvalReport, Question, RefResolver, run_eval
-from .search import query_terms
+from .text import query_terms
 
 MAX_KEYWORDS = 12  # added per page, on top of what the librarian wrote
 ALIAS_WORDS = 8

@@ -1,0 +1,327 @@
+"""Unit vectors kept in SQLite by the content hash of the text they stand for, and the nearest of
+them to a query, found with the standard library.
+
+A store is two tables in any SQLite database (its own file, or the search index's):
+
+- ``<name>`` holds one row per text: its key, its float16 vector and two 256-bit masks — the
+  signs of the vector's components, and which half of them are the largest in size;
+- ``<name>_scan`` holds one row: every key, rowid and both masks packed in key order, rewritten
+  in the same transaction as any change, so that a search reads three blobs instead of a row per
+  text (and the keys only when it filters by them).
+
+``nearest`` narrows the texts in three passes, each cheap enough for the number it sees:
+
+1. the sign masks: how many signs differ (one XOR and a bit count per text) keeps ``SIGN_KEEP``;
+2. both masks: the dot product of the two vectors with each component reduced to ±1 or ±3
+   (five bit counts) keeps ``TWO_BIT_KEEP``;
+3. the float16 vectors of those: their exact cosine orders the result.
+
+On 10,000 sections the ten nearest by exact cosine are found 98% of the time; signs alone would
+need about four times as many exact cosines for 94%.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import sqlite3
+import struct
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
+from operator import mul
+
+from .embedding import DIM, MODEL, BatchEmbedder
+
+TYPE_CHECKING = False  # not typing's: a search imports this module
+if TYPE_CHECKING:
+    import numpy as np
+
+SIGN_KEEP = 1000
+TWO_BIT_KEEP = 100
+MASK_BYTES = DIM // 8
+_ROW = struct.Struct(f"<{DIM}e")
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+
+Vector = Sequence[float]
+
+
+def text_key(text: str) -> str:
+    """The key of a text: the first 128 bits of its SHA-256, in hex."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+class VectorStore:
+    """The vectors of one kind of text (``name``) in ``conn``'s database, for ``model``."""
+
+    def __init__(self, conn: sqlite3.Connection, name: str = "vectors", model: str = MODEL):
+        if not _NAME.match(name):
+            raise ValueError(f"vector store name {name!r}: use lower-case letters, digits and '_'")
+        self.conn, self.name, self.model = conn, name, model
+        self._scan: _Scan | None = None
+
+    # -- writing (each call is one transaction, or part of the caller's if one is open)
+
+    def put(self, keys: Sequence[str], vectors: Sequence[Vector] | np.ndarray) -> int:
+        """Store ``vectors`` (a numpy array of rows, or sequences of floats) under ``keys``,
+        replacing what those keys held. Returns how many were stored."""
+        if len(keys) != len(vectors):
+            raise ValueError(f"{len(keys)} keys for {len(vectors)} vectors")
+        if any("\n" in key for key in keys):
+            raise ValueError("a key holds a line break")
+        if not keys:
+            return 0
+        rows = zip(keys, *encode(vectors))
+        with self._writing():
+            self.conn.executemany(f"INSERT OR REPLACE INTO {self.name} VALUES (?, ?, ?)", rows)
+            self._write_scan()
+        return len(keys)
+
+    def keep(self, keys: Iterable[str]) -> int:
+        """Delete every vector whose key is not in ``keys``; returns how many. Writes nothing
+        when there is nothing to delete."""
+        wanted = set(keys)
+        gone = [k for k in self.keys() if k not in wanted]
+        if gone or not self._same_model():
+            with self._writing():
+                for start in range(0, len(gone), 500):
+                    part = gone[start : start + 500]
+                    marks = ",".join("?" * len(part))
+                    self.conn.execute(f"DELETE FROM {self.name} WHERE key IN ({marks})", part)
+                self._write_scan()
+        return len(gone)
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Create the tables if needed, drop vectors of another model, and commit at the end
+        unless the caller has a transaction open (then it commits)."""
+        own = not self.conn.in_transaction
+        with self.conn if own else contextlib.nullcontext():
+            self.conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.name} (key TEXT PRIMARY KEY, masks BLOB, vec BLOB)"
+            )
+            self.conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.name}_scan (id INTEGER PRIMARY KEY CHECK (id = 0),"
+                " model TEXT, generation INTEGER, keys TEXT, rowids BLOB, signs BLOB, larges BLOB)"
+            )
+            if not self._same_model():
+                self.conn.execute(f"DELETE FROM {self.name}")
+            yield
+        self._scan = None
+
+    def _write_scan(self) -> None:
+        rows = self.conn.execute(f"SELECT rowid, key, masks FROM {self.name} ORDER BY key").fetchall()
+        generation = (self._row("generation") or 0) + 1
+        self.conn.execute(
+            f"INSERT OR REPLACE INTO {self.name}_scan VALUES (0, ?, ?, ?, ?, ?, ?)",
+            (
+                self.model,
+                generation,
+                "\n".join(k for _, k, _ in rows),
+                struct.pack(f"<{len(rows)}q", *(r for r, _, _ in rows)),
+                b"".join(m[:MASK_BYTES] for _, _, m in rows),
+                b"".join(m[MASK_BYTES:] for _, _, m in rows),
+            ),
+        )
+
+    # -- reading (never writes; a store never written to reads as empty)
+
+    def _row(self, column: str) -> int | str | None:
+        try:
+            row = self.conn.execute(f"SELECT {column} FROM {self.name}_scan WHERE id = 0").fetchone()
+        except sqlite3.OperationalError:  # no such table: nothing stored yet
+            return None
+        return row[0] if row else None
+
+    def _same_model(self) -> bool:
+        return self._row("model") in (None, self.model)
+
+    def keys(self) -> list[str]:
+        """Every key stored, in order."""
+        scan = self._load()
+        if scan is None:
+            return []
+        if scan.keys is None:
+            (text,) = self.conn.execute(f"SELECT keys FROM {self.name}_scan WHERE id = 0").fetchone()
+            scan.keys = text.split("\n")
+        return list(scan.keys)
+
+    def missing(self, keys: Iterable[str]) -> list[str]:
+        """The keys in ``keys`` that hold no vector, in their order, once each."""
+        have = set(self.keys())
+        return [k for k in dict.fromkeys(keys) if k not in have]
+
+    def get(self, keys: Iterable[str]) -> dict[str, bytes]:
+        """{key: its vector as DIM little-endian float16} for the keys that hold one."""
+        return self._select("key", list(dict.fromkeys(keys)))
+
+    def _select(self, column: str, values: list) -> dict[str, bytes]:
+        if not values or self._load() is None:
+            return {}
+        found: dict[str, bytes] = {}
+        for start in range(0, len(values), 500):
+            part = values[start : start + 500]
+            sql = f"SELECT key, vec FROM {self.name} WHERE {column} IN ({','.join('?' * len(part))})"
+            found.update(self.conn.execute(sql, part))
+        return found
+
+    def _load(self) -> _Scan | None:
+        """The packed masks, read again only when a writer has changed them since; None when the
+        store is empty or holds another model."""
+        try:
+            row = self.conn.execute(f"SELECT generation, model FROM {self.name}_scan WHERE id = 0").fetchone()
+        except sqlite3.OperationalError:  # no such table: nothing stored yet
+            return None
+        if row is None or row[1] != self.model:
+            return None
+        if self._scan is None or self._scan.generation != row[0]:
+            self._scan = _Scan(
+                row[0],
+                *self.conn.execute(
+                    f"SELECT rowids, signs, larges FROM {self.name}_scan WHERE id = 0"
+                ).fetchone(),
+            )
+        return self._scan if self._scan.rowids else None
+
+    def nearest(
+        self, query: Vector, k: int = 10, candidates: Iterable[str] | None = None
+    ) -> list[tuple[float, str]]:
+        """The ``k`` stored vectors with the highest cosine to ``query`` (a unit vector), as
+        (cosine, key), best first; only among ``candidates`` when given."""
+        scan = self._load()
+        if scan is None or k < 1 or not any(query):
+            return []
+        pool: Sequence[int] = range(len(scan.rowids))
+        if candidates is not None:
+            wanted = set(candidates)
+            pool = [i for i, key in enumerate(self.keys()) if key in wanted]
+        query_signs, query_larges = masks(query)
+        exact = max(TWO_BIT_KEEP, k)
+        pool = by_signs(query_signs, scan.signs, pool, max(SIGN_KEEP, 10 * exact))
+        pool = by_two_bits(query_signs, query_larges, scan.signs, scan.larges, pool, exact)
+        vectors = self._select("rowid", [scan.rowids[i] for i in pool])
+        scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in vectors.items()]
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        return scored[:k]
+
+
+class _Scan:
+    """What a search reads of a store: the rowid, sign mask and large mask of every vector, in
+    key order; the keys themselves only when they are asked for."""
+
+    __slots__ = ("generation", "rowids", "signs", "larges", "keys")
+
+    def __init__(self, generation: int, rowids: bytes, signs: bytes, larges: bytes):
+        n = len(rowids) // 8
+        self.generation, self.larges = generation, larges
+        self.rowids = struct.unpack(f"<{n}q", rowids)
+        self.signs = list(map(int.from_bytes, struct.unpack(f"{MASK_BYTES}s" * n, signs), repeat("big")))
+        self.keys: list[str] | None = None
+
+
+# ---------------------------------------------------------------- the passes
+
+
+def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Sequence[int]:
+    """The members of ``pool`` whose sign masks differ least from ``query``'s: at least ``keep``
+    of them (all those tied with the last one kept)."""
+    if len(pool) <= keep:
+        return pool
+    distance = [(query ^ signs[i]).bit_count() for i in pool]
+    counts = Counter(distance)
+    limit = kept = 0
+    while kept < keep:
+        kept += counts.get(limit, 0)
+        limit += 1
+    return [i for i, d in zip(pool, distance) if d < limit]
+
+
+def by_two_bits(
+    query_signs: int, query_larges: int, signs: list[int], larges: bytes, pool: Sequence[int], keep: int
+) -> Sequence[int]:
+    """The ``keep`` members of ``pool`` nearest to the query with every component reduced to
+    ±1 or ±3 (±3 for the largest half in size). Their dot product is 768 + 4·|both large| minus
+    twice the weight of the components whose signs differ, weighing 1, 3 or 9; so the ones with
+    the least ``differ + 2·(differ & large q) + 2·(differ & large v) + 4·(differ & both) −
+    2·both`` come first."""
+    if len(pool) <= keep:
+        return pool
+    ql, scored = query_larges, []
+    for i in pool:
+        lv = int.from_bytes(larges[i * MASK_BYTES : (i + 1) * MASK_BYTES], "big")
+        d, both = query_signs ^ signs[i], ql & lv
+        cost = d.bit_count() + 2 * ((d & ql).bit_count() + (d & lv).bit_count())
+        scored.append((cost + 4 * (d & both).bit_count() - 2 * both.bit_count(), i))
+    scored.sort()
+    return [i for _, i in scored[:keep]]
+
+
+def masks(vector: Vector) -> tuple[int, int]:
+    """(signs, larges) of a vector rounded to float16: bit j (from the top) of ``signs`` is set
+    when component j is above zero, of ``larges`` when it is among the DIM/2 largest in size
+    (ties go to the lower index)."""
+    rounded = _ROW.unpack(_ROW.pack(*vector))
+    signs = int("".join("1" if x > 0 else "0" for x in rounded), 2)
+    order = sorted(range(DIM), key=lambda j: -abs(rounded[j]))
+    larges = sum(1 << (DIM - 1 - j) for j in order[: DIM // 2])
+    return signs, larges
+
+
+def encode(vectors: Sequence[Vector] | np.ndarray) -> tuple[list[bytes], list[bytes]]:
+    """(masks, float16 vector) of each vector, as stored: numpy arrays are encoded with numpy,
+    other sequences with the standard library, to the same bytes. A ValueError for a vector of
+    another length or with a component that is not a finite number."""
+    if hasattr(vectors, "dtype"):
+        return _encode_numpy(vectors)
+    out_masks, out_vecs = [], []
+    for vector in vectors:
+        if len(vector) != DIM or not all(map(math.isfinite, vector)):
+            raise ValueError(f"a vector to store must be {DIM} finite numbers")
+        signs, larges = masks(vector)
+        out_masks.append(signs.to_bytes(MASK_BYTES, "big") + larges.to_bytes(MASK_BYTES, "big"))
+        out_vecs.append(_ROW.pack(*vector))
+    return out_masks, out_vecs
+
+
+def _encode_numpy(vectors: np.ndarray) -> tuple[list[bytes], list[bytes]]:
+    import numpy as np
+
+    if vectors.ndim != 2 or vectors.shape[1] != DIM or not np.isfinite(vectors).all():
+        raise ValueError(f"vectors to store must be rows of {DIM} finite numbers, got shape {vectors.shape}")
+    half = vectors.astype("<f2")
+    largest = np.argsort(-np.abs(half), axis=1, kind="stable")[:, : DIM // 2]
+    large = np.zeros(half.shape, dtype=bool)
+    np.put_along_axis(large, largest, True, axis=1)
+    packed = np.concatenate([np.packbits(half > 0, axis=1), np.packbits(large, axis=1)], axis=1)
+    return [row.tobytes() for row in packed], [row.tobytes() for row in half]
+
+
+def embed_missing(
+    store: VectorStore,
+    texts: Iterable[str],
+    embedder: Callable[[], BatchEmbedder],
+    key: Callable[[str], str] = text_key,
+) -> int:
+    """Embed and store the texts whose key the store lacks (loading the embedder only if there
+    is one); returns how many. A run where none is missing writes nothing."""
+    by_key = {key(t): t for t in texts}
+    todo = store.missing(by_key)
+    if todo:
+        store.put(todo, embedder().embed([by_key[k] for k in todo]))
+    return len(todo)
+
+
+def embedded(store: VectorStore, texts: Sequence[str], embedder: Callable[[], BatchEmbedder]) -> np.ndarray:
+    """A float32 numpy array (len(texts), DIM): the stored vectors of ``texts`` (embedding those
+    the store lacks first). Always the stored float16 values, so that a run that embeds a text
+    and a run that finds it stored compute the same thing."""
+    import numpy as np
+
+    embed_missing(store, texts, embedder)
+    keys = [text_key(t) for t in texts]
+    found = store.get(keys)
+    data = b"".join(found[k] for k in keys)
+    return np.frombuffer(data, dtype="<f2").reshape(len(keys), DIM).astype(np.float32)

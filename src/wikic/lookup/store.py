@@ -1,0 +1,361 @@
+"""The search index's database: its tables, and keeping them in step with the knowledge base.
+
+The index lives in ``.wikic/search.sqlite`` (derived, git-ignored, always rebuildable: a file
+written by another version of the schema is rebuilt). It holds one FTS5 table per kind of chunk
+(``chunks.py``), the chunks themselves, the layer-1 documents as parsed, and what a lookup would
+otherwise read every file for: the wiki's entities, which documents are superseded, and the
+backend the schema configures.
+
+It is updated by content hash: a file whose bytes did not change is not touched, and a run with
+no change writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.errors import KBError
+from ..core.fsutil import sha256_tag
+from ..core.markdown import split_sections
+from ..core.models import SourceDoc
+from .chunks import TABLES, Chunk, chunks_of, kb_files, lead_ref
+from .entities import Entities
+from .text import index_text
+
+DB_PATH = ".wikic/search.sqlite"
+SCHEMA_VERSION = 8
+SETTLED = 2  # seconds after its last change a file's size and time are trusted to mark it unchanged
+_CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
+
+
+@dataclass
+class UpdateStats:
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    skipped: list[str] = field(default_factory=list)  # files that cannot be read, with the reason
+    rebuilt: str = ""  # why a corrupt database was rebuilt
+
+    @property
+    def wrote(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+_DDL = [
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
+    "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, kind TEXT NOT NULL, sha256 TEXT NOT NULL,"
+    " stat TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, file TEXT NOT NULL, kind TEXT NOT NULL,"
+    " path TEXT NOT NULL, anchor TEXT NOT NULL, heading TEXT NOT NULL, title TEXT NOT NULL,"
+    " headings TEXT NOT NULL, body TEXT NOT NULL, refs TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file)",
+    "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, anchor)",  # the shown hits' snippets
+    # every layer-1 document as parsed, so a lookup reads the ones it needs instead of all files
+    "CREATE TABLE IF NOT EXISTS docs(path TEXT PRIMARY KEY, source TEXT NOT NULL, id TEXT NOT NULL,"
+    " key TEXT NOT NULL, title TEXT NOT NULL, names TEXT NOT NULL, meta TEXT NOT NULL, body TEXT NOT NULL,"
+    " sha256 TEXT NOT NULL, lead TEXT NOT NULL)",  # lead: the section a whole-document hit stands for
+    *[
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{k} USING fts5(title, headings, body,"
+        " tokenize='porter unicode61 remove_diacritics 2')"
+        for k in TABLES
+    ],
+]
+
+
+class IndexStore:
+    """The FTS5 database of one KB and what it holds: ``update()`` syncs it with the files.
+    Reading it for a question is ``search.SearchIndex``'s part; that never writes."""
+
+    def __init__(self, root: Path, db_path: Path | None = None):
+        self.root = root
+        self.db_path = db_path or root / DB_PATH
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.rebuilt = ""  # why the database was found corrupt and rebuilt, if it was
+        self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
+        try:
+            self._ensure_schema()
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+
+    def _rebuild(self, exc: sqlite3.DatabaseError) -> None:
+        """Start over from an empty database: the index is derived state. Only corruption leads
+        here; any other database error (such as a locked file) is raised."""
+        if not _CORRUPT.search(str(exc)):
+            raise exc
+        self.conn.close()
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(str(self.db_path) + suffix).unlink(missing_ok=True)
+        self.rebuilt = f"{self.db_path}: {exc}; rebuilt it"
+        self.conn = sqlite3.connect(self.db_path, check_same_thread=False)
+        self._ensure_schema()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> IndexStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure_schema(self) -> None:
+        c = self.conn
+        exists = c.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone()
+        if exists:
+            row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            found = int(row[0]) if row else None
+            if found == SCHEMA_VERSION:
+                return
+            # derived state written by another version of wikic: start afresh, update() refills it
+            c.close()
+            self.db_path.unlink()
+            self.conn = c = sqlite3.connect(self.db_path, check_same_thread=False)
+        with c:
+            for stmt in _DDL:
+                c.execute(stmt)
+            c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    # -- writing
+
+    def update(self, files: dict[str, str] | None = None) -> UpdateStats:
+        """Sync with the KB by content hash: only added, changed and deleted files touch the DB.
+
+        A file whose size and modification time are what they were when it was indexed, at least
+        ``SETTLED`` seconds after it was last modified, is not read again; any other file is
+        hashed, and indexed again only if its bytes changed. A corrupt database is rebuilt from
+        scratch (``rebuilt`` says why)."""
+        try:
+            stats = self._update(files)
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+            stats = self._update(files)
+        stats.rebuilt = self.rebuilt
+        return stats
+
+    def _update(self, files: dict[str, str] | None = None) -> UpdateStats:
+        files = kb_files(self.root) if files is None else files
+        known = {
+            p: (k, h, st) for p, k, h, st in self.conn.execute("SELECT path, kind, sha256, stat FROM files")
+        }
+        stats = UpdateStats()
+        pending: list[tuple[str, str, str, str, list[Chunk], SourceDoc | None]] = []
+        refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
+        now = time.time_ns()
+        base = str(self.root)
+        for rel, kind in files.items():
+            st = os.stat(os.path.join(base, rel))
+            settled = now - st.st_mtime_ns > SETTLED * 1_000_000_000
+            stamp = f"{st.st_size}:{st.st_mtime_ns}" if settled else ""
+            old = known.get(rel)
+            if old is not None and old[0] == kind and stamp and old[2] == stamp:
+                stats.unchanged += 1
+                continue
+            data = (self.root / rel).read_bytes()
+            digest = sha256_tag(data)
+            if old is not None and old[:2] == (kind, digest):
+                stats.unchanged += 1
+                if stamp != old[2]:
+                    refreshed.append((stamp, rel))
+                continue
+            try:
+                chunks, doc = chunks_of(self.root, rel, kind, data)
+            except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
+                stats.skipped.append(str(exc))
+                continue
+            pending.append((rel, kind, digest, stamp, chunks, doc))
+            if old is None:
+                stats.added += 1
+            else:
+                stats.changed += 1
+        gone = sorted(set(known) - set(files))
+        stats.removed = len(gone)
+        if pending or gone or refreshed:
+            with self.conn:
+                for rel in gone:
+                    self._delete(rel)
+                    self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
+                for rel, kind, digest, stamp, chunks, doc in pending:
+                    if rel in known:
+                        self._delete(rel)
+                    self.add_chunks(rel, chunks)
+                    if doc is not None:
+                        self._add_doc(doc)
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
+                    )
+                    stats.chunks += len(chunks)
+                self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
+                if gone or pending:
+                    self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
+        sources_changed = any(known[rel][0] == "source" for rel in gone) or any(
+            p[5] is not None for p in pending
+        )
+        if sources_changed or self._supersession()[0] != self._schema_key():
+            with self.conn:
+                self._store_supersession()
+        return stats
+
+    def _add_doc(self, doc: SourceDoc) -> None:
+        from ..core.facts import aliases  # here: a search on a settled index indexes nothing
+
+        self.conn.execute(
+            "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                doc.path,
+                doc.source,
+                doc.id,
+                doc.key,
+                doc.title,
+                json.dumps(aliases(doc.meta), ensure_ascii=False),
+                json.dumps(doc.meta, ensure_ascii=False, default=str),
+                doc.body,
+                doc.sha256,
+                lead_ref(doc),
+            ),
+        )
+
+    def _store_supersession(self) -> None:
+        """Which layer-1 documents (or sections) are superseded, and by which: worked out when the
+        sources or ``schema/wiki.yaml`` (its version chains) change, since it needs every document,
+        so a lookup reads it instead of reading them all."""
+        from ..compile.versions import schema_chains, supersession
+
+        value = [self._schema_key(), supersession(self.docs(), schema_chains(self.root))]
+        self._store("superseded", json.dumps(value, sort_keys=True))
+
+    def _supersession(self) -> tuple[str, dict[str, str]]:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='superseded'").fetchone()
+        if row is None:
+            return "-", {}
+        digest, found = json.loads(row[0])
+        return digest, found
+
+    def _store(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- layer-1 documents
+
+    def doc(self, path: str) -> SourceDoc | None:
+        """One layer-1 document as last indexed, or None."""
+        row = self.conn.execute(f"SELECT {_DOC} FROM docs WHERE path=?", (path,)).fetchone()
+        return _doc(row) if row else None
+
+    def docs(self) -> list[SourceDoc]:
+        """Every layer-1 document as last indexed, in path order."""
+        return [_doc(row) for row in self.conn.execute(f"SELECT {_DOC} FROM docs ORDER BY path")]
+
+    def doc_names(self) -> dict[str, tuple[str, str, str, str, tuple[str, ...]]]:
+        """{path: (source, id, key, title, aliases)} of every layer-1 document, without reading
+        their bodies."""
+        rows = self.conn.execute("SELECT path, source, id, key, title, names FROM docs ORDER BY path")
+        return {p: (s, i, k, t, tuple(json.loads(n))) for p, s, i, k, t, n in rows}
+
+    def entries(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The wiki's entries: every level-2 section of every page with the sections under it, as
+        (page path, heading, the layer-1 sections it cites), in page order."""
+        out: dict[tuple[str, str], dict[str, None]] = {}
+        rows = self.conn.execute(
+            "SELECT path, headings, refs FROM chunks WHERE kind='page' AND anchor != '' ORDER BY path, id"
+        )
+        for path, headings, refs in rows:
+            out.setdefault((path, headings.split(" > ")[0]), {}).update(dict.fromkeys(json.loads(refs)))
+        return [(path, name, tuple(refs)) for (path, name), refs in out.items()]
+
+    def backend(self) -> str | None:
+        """The librarian backend ``schema/wiki.yaml`` configures, as remembered for this version of
+        the file; None when the file changed since (or was never read)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='backend'").fetchone()
+        if row is None:
+            return None
+        key, backend = json.loads(row[0])
+        return backend if key == self._schema_key() else None
+
+    def remember_backend(self, backend: str) -> None:
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('backend', ?)",
+                (json.dumps([self._schema_key(), backend]),),
+            )
+
+    def _schema_key(self) -> str:
+        """What the remembered backend and supersession are valid for: ``schema/wiki.yaml``'s
+        text itself. It is a few kilobytes, and comparing it costs less than importing hashlib."""
+        path = self.root / "schema" / "wiki.yaml"
+        return path.read_bytes().decode("utf-8", "replace") if path.is_file() else ""
+
+    def entities(self) -> Entities:
+        """The names the wiki has entries for, and the sections filed under each (see Entities)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='entities'").fetchone()
+        return Entities.from_json(row[0]) if row else Entities([], {})
+
+    def superseded(self) -> dict[str, str]:
+        """{superseded layer-1 path, or path#anchor for one section: the path of the document
+        that replaces it} (``versions.supersession``)."""
+        return self._supersession()[1]
+
+    def _delete(self, rel: str) -> None:
+        for rowid, kind in self.conn.execute("SELECT id, kind FROM chunks WHERE file=?", (rel,)).fetchall():
+            self.conn.execute(f"DELETE FROM fts_{kind} WHERE rowid=?", (rowid,))
+        self.conn.execute("DELETE FROM chunks WHERE file=?", (rel,))
+        self.conn.execute("DELETE FROM docs WHERE path=?", (rel,))
+
+    def add_chunks(self, file: str, chunks: Iterable[Chunk]) -> None:
+        """Insert chunks (inside the caller's transaction). Also used by the benchmark."""
+        for ch in chunks:
+            cur = self.conn.execute(
+                "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    file,
+                    ch.kind,
+                    ch.path,
+                    ch.anchor,
+                    ch.heading,
+                    ch.title,
+                    ch.headings,
+                    ch.body,
+                    json.dumps(ch.refs),
+                ),
+            )
+            self.conn.execute(
+                f"INSERT INTO fts_{ch.kind}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                (
+                    cur.lastrowid,
+                    index_text(f"{ch.title} {ch.names}".strip()),
+                    index_text(ch.headings),
+                    index_text(ch.body),
+                ),
+            )
+
+    def count(self, kind: str) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM chunks WHERE kind=?", (kind,)).fetchone()[0])
+
+    def _rows(self, sql: str, args: Sequence) -> list:
+        """Run a read; a database found corrupt only now is rebuilt and the read run again."""
+        try:
+            return self.conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            self._rebuild(exc)
+            self._update()
+            return self.conn.execute(sql, args).fetchall()
+
+
+_DOC = "path, source, id, key, title, meta, body, sha256"  # the columns a SourceDoc is made of
+
+
+def _doc(row: tuple) -> SourceDoc:
+    path, source, id_, key, title, meta, body, digest = row
+    return SourceDoc(
+        source, id_, key, path, title, json.loads(meta), body, digest, tuple(split_sections(body))
+    )
