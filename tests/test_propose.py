@@ -76,7 +76,7 @@ def test_farmbot_plan_finds_the_models_comparisons_and_guides(farm: Path) -> Non
     assert crops and all({"spread", "row_spacing"} <= set(c["fields"]) for c in crops)
     assert {c["where"]["sun_requirements"] for c in crops} == {"Partial Sun", "Full Shade"}
     assert len(schema["guides"]) >= 3
-    assert {"troubleshooting", "maintenance-and-care", "getting-started"} <= {
+    assert {"troubleshooting-guide", "maintenance-and-care", "getting-started-guide"} <= {
         g["id"] for g in schema["guides"]
     }
     assert {(t["source"], t.get("group_by")) for t in schema["topics"]} == {

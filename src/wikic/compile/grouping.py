@@ -72,7 +72,7 @@ def is_subject(name: str, members: list[SourceDoc]) -> bool:
 
 
 def folder_groups(
-    groups: dict[str, list[SourceDoc]], cap: int
+    groups: dict[str, list[SourceDoc]], cap: int, by_meaning: bool = True
 ) -> tuple[dict[str, list], dict[str, SourceDoc], set[str]]:
     """The groups of path-like values corrected by subject (see the module's notes), the document
     that introduces each folder, and the folders whose name is their documents' subject."""
@@ -110,7 +110,7 @@ def folder_groups(
     subjects = {v for v in targets if "/" in v and v not in intro}
     for value in sorted(loose):  # what is left of folders that are no subject: by subject, one by one
         for d in list(groups[value]):
-            home = best_group(d, targets) if targets else None
+            home = best_group(d, targets, by_meaning) if targets else None
             groups[value].remove(d)
             groups.setdefault(home or f"{value}/{github_slug(d.title)}", []).append(d)
             if home is None:
@@ -122,7 +122,7 @@ def _profile(doc: SourceDoc) -> str:
     return " ".join([doc.title, *(s.heading for s in doc.sections if s.heading)])
 
 
-def best_group(doc: SourceDoc, groups: dict[str, list[SourceDoc]]) -> str | None:
+def best_group(doc: SourceDoc, groups: dict[str, list[SourceDoc]], by_meaning: bool = True) -> str | None:
     """The group whose members' titles and headings share most of ``doc``'s (by words, and by
     meaning where an embedding is installed), or None when none shares ``FITS`` of its title's
     weight and two of its words."""
@@ -133,7 +133,7 @@ def best_group(doc: SourceDoc, groups: dict[str, list[SourceDoc]]) -> str | None
     weight = {t: math.log(1 + len(held) / (1 + sum(t in h for h in held))) for t in wanted}
     total = sum(weight.values())
     shared = [sum(weight[t] for t in wanted & h) / total if total else 0.0 for h in held]
-    meaning = semantic(_profile(doc), profiles) or [0.0] * len(values)
+    meaning = semantic(_profile(doc), profiles, by_meaning) or [0.0] * len(values)
     ranked = sorted(range(len(values)), key=lambda i: (-(shared[i] + 0.5 * meaning[i]), values[i]))
     best = ranked[0] if ranked else None
     if best is None or shared[best] < FITS or len(wanted & held[best]) < 2:

@@ -59,6 +59,7 @@ REDUNDANCY = 0.5  # how much a unit's overlap with what is chosen counts against
 NOVELTY = 0.3  # how much bringing the guide's query words first counts for it
 DOC_FIT = 0.6  # a procedure whose document fits this well is quoted whole
 PROCEDURE = 0.15  # the bonus of a procedure most of whose steps fit the guide
+ENTRY_WEIGHT = 0.6  # a reference entry's section fits a guide this much less, unless the guide names it
 PER_DEVICE = 0.2  # the bonus of a section that states something for each device, item by item
 SENTENCES = 120  # a guide quotes about this many sentences and list items, at most
 PER_DOC = 3  # sections chosen on their own per document (steps and sub-sections aside)
@@ -122,11 +123,12 @@ def candidates(guide: Guide, docs: list[SourceDoc], superseded: dict[str, str]) 
     ]
 
 
-def score(guide: Guide, pool: list[Candidate]) -> None:
+def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
     """Each candidate's fit to the guide, in [0, 1]: the words of its section (BM25 for the
     guide's title, purpose and query), of its whole document, of its own headings and, at half
-    weight, of its document's title (rarer words weigh more; two of the guide's words in a heading
-    are a full match), and its meaning where an embedding is installed."""
+    weight, of its document's title and what it is filed under (its category, tags: rarer words
+    weigh more; two of the guide's words in a heading are a full match), and its meaning where an
+    embedding is installed."""
     query = f"{guide.title} {guide.purpose} {guide.query}"
     wanted = terms(f"{guide.title} {guide.query}")
     own = [" ".join(h for h in c.doc.sections[c.index].path if h != c.doc.title) for c in pool]
@@ -146,12 +148,14 @@ def score(guide: Guide, pool: list[Candidate]) -> None:
     docs = list(dict.fromkeys(c.doc.path for c in pool))
     texts = {c.doc.path: f"{c.doc.title} {c.doc.body}" for c in pool}
     by_doc = dict(zip(docs, lexical(query, [texts[p] for p in docs]), strict=True))
-    meaning = semantic(query, [f"{c.doc.title} {t}" for c, t in zip(pool, section_texts, strict=True)])
+    meaning = semantic(
+        query, [f"{c.doc.title} {t}" for c, t in zip(pool, section_texts, strict=True)], by_meaning
+    )
     for i, c in enumerate(pool):
-        c.heading_fit = max(fit(own[i]), 0.5 * fit(c.doc.title))
+        c.heading_fit = max(fit(own[i]), 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}"))
         c.doc_fit = by_doc[c.doc.path]
         lex = (0.6 * by_section[i] + 0.4 * c.heading_fit) * (0.6 + 0.4 * by_doc[c.doc.path])
-        c.score = (lex if meaning is None else 0.7 * lex + 0.3 * meaning[i]) + PER_DEVICE * c.per_device
+        c.score = (lex if meaning is None else 0.8 * lex + 0.2 * meaning[i]) + PER_DEVICE * c.per_device
 
 
 def _subsections(doc: SourceDoc, i: int) -> list[int]:
@@ -301,8 +305,10 @@ def order(units: list[list[Candidate]]) -> list[tuple[Candidate, str]]:
         while todo:
             ready = [u for u in todo if not any(_refers(u, v) for v in todo if v is not u)]
             nxt = (ready or todo)[0]
-            todo.remove(nxt)
-            out += [(c, phase) for c in nxt]
+            same = [u for u in todo if u[0].doc.path == nxt[0].doc.path]  # one document's units together
+            for u in same:
+                todo.remove(u)
+            out += [(c, phase) for c in sorted((c for u in same for c in u), key=lambda c: c.index)]
     return out
 
 
@@ -312,15 +318,22 @@ def plan_guide(
     superseded: dict[str, str],
     timeline: Timeline | None = None,
     devices: list[tuple[dict, list[SourceDoc]]] = (),
+    by_meaning: bool = True,
+    entries: set[str] = frozenset(),
 ) -> GuidePlan:
-    """The sections of a guide in page order with their phases, and its cross-device table."""
+    """The sections of a guide in page order with their phases, and its cross-device table
+    (sections chosen by meaning too unless ``by_meaning`` is off: ``search.semantic``)."""
     specs = {d.path for _, found in devices for d in found} if len(devices) >= MIN_ROWS else set()
     pool = [c for c in candidates(guide, docs, superseded) if c.doc.path not in specs]
     if not pool:
         return GuidePlan()
     for c in pool:
         c.per_device = len(devices) >= MIN_ROWS and _per_device(c.doc, c.doc.sections[c.index], devices)
-    score(guide, pool)
+    score(guide, pool, by_meaning)
+    asked = terms(f"{guide.title} {guide.query}")
+    for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the task
+        if c.doc.path in entries and not terms(c.doc.title) <= asked:
+            c.score *= ENTRY_WEIGHT
     ordered = order(choose(guide, pool, timeline))
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]

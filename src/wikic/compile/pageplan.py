@@ -151,10 +151,12 @@ def guide_sections(
     superseded: dict[str, str],
     tl: Timeline | None = None,
     devices: list[tuple[dict, list[SourceDoc]]] = (),
+    by_meaning: bool = True,
+    entries: set[str] = frozenset(),
 ) -> guides.GuidePlan:
     """The sections that fit a guide's purpose, whole and in task order, with its cross-device
     table (see ``guides``)."""
-    return guides.plan_guide(guide, docs, superseded, tl, devices)
+    return guides.plan_guide(guide, docs, superseded, tl, devices, by_meaning, entries)
 
 
 def _group_value(d: SourceDoc, field_name: str) -> str:
@@ -224,7 +226,9 @@ def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
     return out
 
 
-def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list[SourceDoc], str, str]]:
+def topic_groups(
+    rule: TopicRule, pool: list[SourceDoc], by_meaning: bool = True
+) -> list[tuple[str, list[SourceDoc], str, str]]:
     """The topic pages of one rule over the documents it homes: (title, members, group value,
     slug).
     Folders are corrected by subject (``grouping.folder_groups``); a group too large for a page is
@@ -237,7 +241,8 @@ def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list
     intro: dict[str, SourceDoc] = {}
     subjects: set[str] | None = None
     if rule.group_by and any("/" in v for v in groups):
-        groups, intro, subjects = grouping.folder_groups(groups, int(rule.max_sources * grouping.SPLIT_SLACK))
+        cap = int(rule.max_sources * grouping.SPLIT_SLACK)
+        groups, intro, subjects = grouping.folder_groups(groups, cap, by_meaning)
     out = []
     unnamed = label(rule.source)
     if rule.group_by and any(groups) and "" in groups:
@@ -541,8 +546,9 @@ def plan_guides(
         )
         for s in device_specs
     ]
+    entries = {d.path for d in docs if d.source in entry_sources(schema, docs)}
     for guide in schema.guides:
-        found = guide_sections(guide, docs, pages.superseded, tl, devices)
+        found = guide_sections(guide, docs, pages.superseded, tl, devices, schema.semantic, entries)
         if found.sections:
             srcs = list(dict.fromkeys([p for p, _ in found.sections] + found.table_sources))
             config = {
@@ -592,6 +598,20 @@ def reference_entries(docs: list[SourceDoc]) -> bool:
     return numbers[len(docs) // 2] >= 2 and lengths[len(docs) // 2] <= 4
 
 
+def entry_sources(schema: WikiSchema, docs: list[SourceDoc]) -> set[str]:
+    """The sources whose records get a page each: configured with ``entity_pages``, else those
+    that read as reference entries."""
+    configured = {r.source: r.entity_pages for r in schema.topics if r.entity_pages is not None}
+    by_source: dict[str, list[SourceDoc]] = defaultdict(list)
+    for d in docs:
+        by_source[d.source].append(d)
+    return {
+        s
+        for s, ds in by_source.items()
+        if configured.get(s, reference_entries(ds) if s not in configured else False)
+    }
+
+
 def plan_topics(
     pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], pool: list[SourceDoc], facts_config: dict
 ) -> None:
@@ -612,7 +632,7 @@ def plan_topics(
             current = [d for d in docs if d.source != rule.source and d.path not in superseded]
             index = MentionIndex([versions.current_view(d, superseded) for d in current])
         for title, members, value, slug in topic_groups(
-            replace(rule, max_sources=1 << 30) if entities else rule, pool
+            replace(rule, max_sources=1 << 30) if entities else rule, pool, schema.semantic
         ):
             quoted = {}
             for d in members if index else ():

@@ -4,20 +4,17 @@ The planner asks two questions of this module: which sections fit a guide's purp
 documents share a subject. Words answer both (BM25 over the texts, and the words of their titles
 and headings); a text embedding answers them better where words differ ('going away' and
 'vacation'). ``vectors`` is the one place that reaches for an embedding: the bundled offline one
-of ``core.embedding`` when it is installed, else nothing, and every caller then scores by words
-alone. Scores are in [0, 1]; nothing here is pairwise over a whole corpus.
+of ``core.embedding`` (WordLlama) when it can be used, else nothing, and every caller then scores
+by words alone. Scores are in [0, 1]; one query is compared with many texts, never all pairs.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from ..core.bm25 import BM25, tokens
 from .citations import stem
-
-Vectors = Callable[[Sequence[str]], list[list[float]]]
 
 
 def terms(text: str) -> set[str]:
@@ -45,44 +42,42 @@ def overlap(query_terms: set[str], text: str, weight: Callable[[str], float] | N
 
 
 @lru_cache(maxsize=1)
-def _embedder() -> Vectors | None:
-    """The bundled offline embedding when it is installed, else None (words only). Any failure to
-    load it means the same as its absence: planning never depends on it being there."""
+def _embedder():
+    """The bundled offline embedding (``core.embedding``), or None when it cannot be used (not
+    installed, files missing or altered): planning then goes by words alone, never fails."""
     try:
-        from ..core import embedding  # type: ignore[attr-defined]
+        from ..core import embedding
     except ImportError:
         return None
     try:
-        batch = embedding.batch_embedder()
-    except Exception:  # noqa: BLE001 - unavailable for any reason: plan by words
+        return embedding.batch_embedder()
+    except Exception:  # noqa: BLE001 - unavailable for whatever reason: plan by words
         return None
 
-    def embed(texts: Sequence[str]) -> list[list[float]]:
-        return [list(map(float, row)) for row in batch.embed(list(texts))]
 
-    return embed
-
-
-def vectors(texts: Sequence[str]) -> list[list[float]] | None:
-    """Unit vectors of ``texts`` from the installed embedding, or None without one."""
-    embed = _embedder()
-    return embed(texts) if embed is not None and texts else None
+@lru_cache(maxsize=8)  # the guides of one compile score the same sections
+def _matrix(texts: tuple[str, ...]):
+    embedder = _embedder()
+    return embedder.embed(list(texts)) if embedder is not None else None
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
+def vectors(texts: Sequence[str]):
+    """Unit vectors of ``texts`` (an array, one row each) from the bundled embedding, or None
+    without it."""
+    return _matrix(tuple(texts)) if texts else None
 
 
-def semantic(query: str, texts: Sequence[str]) -> list[float] | None:
-    """Cosine similarity of each text to ``query`` by meaning, scaled to [0, 1] (the best text 1),
-    or None when no embedding is installed."""
-    found = vectors([query, *texts])
-    if found is None:
+def semantic(query: str, texts: Sequence[str], enabled: bool = True) -> list[float] | None:
+    """Cosine similarity of each text to ``query`` by meaning, scaled to [0, 1] over the texts (the
+    closest 1, the farthest 0: a static embedding's cosines crowd together), or None when no
+    embedding can be used (or ``enabled`` is False: the schema's
+    ``search.semantic``)."""
+    if not enabled or not texts:
         return None
-    q, rows = found[0], found[1:]
-    sims = [max(0.0, cosine(q, r)) for r in rows]
-    best = max(sims, default=0.0)
-    return [s / best if best > 0 else 0.0 for s in sims]
+    rows = vectors(texts)
+    q = vectors([query])
+    if rows is None or q is None:
+        return None
+    sims = [float(x) for x in rows @ q[0]]
+    low, high = min(sims), max(sims)
+    return [(s - low) / (high - low) if high > low else 0.0 for s in sims]

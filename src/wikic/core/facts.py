@@ -189,9 +189,9 @@ def restated_field(doc: SourceDoc, text: str) -> str | None:
 def fact_for_label(doc: SourceDoc, name: str) -> tuple[str, str] | None:
     """(field, shown value) of the field labelled ``name`` ('Row spacing', 'Row spacing (cm)'),
     or None."""
-    wanted = re.sub(r"\s*\([^()]{1,8}\)$", "", name.strip()).lower()
+    wanted = {name.strip().lower(), re.sub(r"\s*\([^()]{1,8}\)$", "", name.strip()).lower()}
     for key, raw in doc.meta.items():
-        if wanted in (label(key).lower(), field_label(key).lower(), key.lower()) and _scalar(raw):
+        if wanted & {label(key).lower(), field_label(key).lower(), key.lower()} and _scalar(raw):
             return key, " ".join(format_value(raw).split())
     return None
 

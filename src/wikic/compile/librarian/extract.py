@@ -250,14 +250,11 @@ def home_blocks(
     show: tuple[str, ...] = (),
     hide: tuple[str, ...] = (),
     units: dict[str, str] | None = None,
-    footer: bool = True,
 ) -> list[Block]:
     """A source rendered completely, for its home: its long text fields as prose, its other
     fields as a cited fact list (labelled with ``units``), then every section in source order
     (sub-headings kept one level below the entry). List items that restate a frontmatter field
-    (a details list rendered by transform) are left to the fact list, so no fact is stated twice.
-    A few labels (category, tags) close the entry, unless ``footer`` is False (a page of many
-    entries lists them once, in one table: ``filed_under``)."""
+    (a details list rendered by transform) are left to the fact list, so no fact is stated twice."""
     first = next((s.anchor for s in doc.sections if s.anchor), "")
     top = Citation(doc.path, first)
     blocks: list[Block] = []
@@ -281,15 +278,19 @@ def home_blocks(
         if not is_title_section(doc, section):
             blocks.append(Block("heading", text=section.heading, level=heading_level(entry_level, section)))
         blocks.extend(body)
-    if fact_list is not None and not infobox and footer:  # a few labels (category, tags) close the entry
+    if fact_list is not None and not infobox:  # a few labels (category, tags) close the entry
         blocks.append(fact_list)
     return blocks
 
 
-def footer_facts(doc: SourceDoc, show: tuple[str, ...] = (), hide: tuple[str, ...] = (), units=None) -> list:
-    """The few fields (category, tags) that close an entry rather than open it, or []."""
-    listed = field_facts(doc, show, hide, units)
-    return listed if len(listed) <= FOOTER_FACTS else []
+TAXONOMY = frozenset(
+    "category categories tags tag labels label section sections product products type types topics "
+    "collection collections kind group".split()
+)  # fields that say where a record is filed, not what it says
+
+
+def taxonomy_fields(doc: SourceDoc) -> tuple[str, ...]:
+    return tuple(k for k in doc.meta if k in TAXONOMY)
 
 
 def filed_under(entries: list[tuple[SourceDoc, list]]) -> Block | None:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from ...core.facts import facts as field_facts
 from ...core.models import SourceDoc
 from ..draft import Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, about_units
@@ -26,7 +27,6 @@ from .extract import (
     facts_comparison,
     facts_table,
     filed_under,
-    footer_facts,
     home_blocks,
     keywords,
     naming_sentences,
@@ -35,6 +35,7 @@ from .extract import (
     self_contained,
     summary_of,
     superseded_notes,
+    taxonomy_fields,
 )
 
 
@@ -182,11 +183,15 @@ def _topic(job: PageJob) -> Draft:
     ]
     show, hide = fact_settings(job)
     units = fact_units(job)
+    filed = []
     for doc in docs:
+        taxonomy = taxonomy_fields(doc)
         blocks.append(Block("heading", text=dated_title(doc), level=2))
-        blocks.extend(home_blocks(doc, 2, show, hide, units, footer=False))
+        blocks.extend(home_blocks(doc, 2, show, hide + taxonomy, units))
         blocks.extend(superseded_notes(older_versions(job, doc), doc))
-    table = filed_under([(doc, footer_facts(doc, show, hide, units)) for doc in docs])
+        kept = set(taxonomy) - set(hide)
+        filed.append((doc, [f for f in field_facts(doc, show, hide, units) if f.key in kept]))
+    table = filed_under(filed)
     if table is not None:  # categories and tags once for the page, not after every entry
         blocks += [Block("heading", text="Filed under", level=2), table]
     return _finish(job, blocks)
@@ -226,7 +231,9 @@ def facts_sentence(table: Block, rows: int = 3) -> list[Sentence]:
     if not found:
         return []
     cites = tuple(dict.fromkeys(c for _, v in found for c in v.cites))
-    return [Sentence("; ".join(f"{label}: {v.text}" for label, v in found), cites)]
+    # the label as the source writes it: 'Height: 25', not 'Height (cm): 25' (the unit is the schema's)
+    said = [(re.sub(r"\s*\([^()]{1,8}\)$", "", label), v) for label, v in found]
+    return [Sentence("; ".join(f"{label}: {v.text}" for label, v in said), cites)]
 
 
 # 'Also called Tuscan kale, lacinato kale has …' reads on its own; 'It is …' does not
@@ -396,6 +403,7 @@ def _guide(job: PageJob) -> Draft:
             runs.append((phase, doc, [section]))
     shown_phase = ""
     for phase, doc, sections in runs:
+        sections.sort(key=doc.sections.index)  # two units of one document: in its own order
         if staged and phase != shown_phase:
             blocks.append(Block("heading", text=PHASE_TITLES[phase], level=2))
             shown_phase = phase
@@ -416,6 +424,9 @@ def _guide_run(doc: SourceDoc, sections: list, base: int) -> list[Block]:
         out.append(Block("heading", text=doc.title, level=base))
         base += 1
     for s in sections:
+        if len(heads) > 1 and s.level == top and (not s.heading or s.heading == doc.title):
+            out += section_content(doc, s)  # the document's opening, under its title already shown
+            continue
         if s.level > top or len(heads) > 1:
             heading, level = s.heading or doc.title, base + min(2, s.level - top)
         elif not s.heading or s.heading == doc.title:
