@@ -221,7 +221,24 @@ def _entity(job: PageJob) -> Draft:
     # an entry is looked up by its names (its title and the other names its record gives it), not
     # by the words of its description ('grown on logs' is no reason to open a mushroom's page)
     names = [job.spec.title, *aliases(doc)]
-    return replace(draft, keywords=keywords(names, n=KEYWORDS, extra=tuple(dict.fromkeys(names))))
+    return replace(
+        draft,
+        summary=entry_summary(job.spec.title, body),
+        keywords=keywords(names, n=KEYWORDS, extra=tuple(dict.fromkeys(names))),
+    )
+
+
+def entry_summary(title: str, body: list[Block]) -> str:
+    """An entry's index line says what its page holds, from its fact labels and headings ('Carrot:
+    binomial name, common names, height (cm) … and description'), so that a question is sent
+    there for the entry it names, not for a word of its description."""
+    labels = [r[0].text for b in body if b.kind == "table" and b.header == ("Fact", "Value") for r in b.rows]
+    heads = [b.text for b in body if b.kind == "heading" and b.level == 2 and b.text not in FIXED_HEADINGS]
+    held = [x[:1].lower() + x[1:] for x in dict.fromkeys([*labels, *heads])]
+    if not held:
+        return title
+    listed = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
+    return summary_of([f"{title}: {listed}."])
 
 
 def facts_sentence(table: Block, rows: int = 3) -> list[Sentence]:
