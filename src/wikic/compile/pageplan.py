@@ -216,13 +216,43 @@ def group_field(docs: list[SourceDoc], target: int = 12) -> str:
     return best
 
 
+def _labels_field(docs: list[SourceDoc]) -> str:
+    """A field most documents fill with several short labels (their tags), or ''."""
+    from ..core.facts import NAME_FIELDS
+
+    counts: Counter = Counter()
+    for d in docs:
+        for k, v in d.meta.items():
+            if (
+                k not in NAME_FIELDS
+                and isinstance(v, list)
+                and v
+                and all(isinstance(x, str) and len(x) <= 40 for x in v)
+            ):
+                counts[k] += 1
+    found = [k for k, n in counts.items() if n * 2 >= len(docs)]
+    return max(found, key=lambda k: (counts[k], k)) if found else ""
+
+
 def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
-    """Group documents without a group field by their most distinctive shared title word."""
+    """Group documents without a group field by subject: the first of their labels (tags) that
+    another document shares, else their first label; without labels, by their most distinctive
+    shared title word (not one most titles use, like a brand name). A document with none stands
+    alone, titled by itself."""
+    field_name = _labels_field(docs)
+    if field_name:
+        df = Counter(str(x).strip() for d in docs for x in set(d.meta.get(field_name) or []))
+        out = {}
+        for d in docs:
+            labels = [str(x).strip() for x in d.meta.get(field_name) or [] if str(x).strip()]
+            shared = [x for x in labels if 2 <= df[x] <= max(2, len(docs) // 2)]
+            out[d.path] = shared[0] if shared else (labels[0] if labels else f"/{d.title}")
+        return out
     df = Counter(t for d in docs for t in set(tokens(d.title)))
     out = {}
     for d in docs:
-        shared = [t for t in set(tokens(d.title)) if 2 <= df[t] < max(3, len(docs) // 2)]
-        out[d.path] = max(shared, key=lambda t: (df[t], t)) if shared else ""
+        shared = [t for t in set(tokens(d.title)) if 2 <= df[t] < max(3, len(docs) * 3 // 10)]
+        out[d.path] = max(shared, key=lambda t: (df[t], t)) if shared else f"/{d.title}"
     return out
 
 
