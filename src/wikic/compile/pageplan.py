@@ -502,18 +502,21 @@ def plan_comparisons(
             # Rows are devices; the sources are those that state a compared fact about one.
             wanted = set(comp.fields)
             srcs: list[str] = []
+            devices, silent = [], []
             for spec in device_specs:
                 current = [versions.current_view(by_path[p], pages.superseded) for p in spec.sources]
                 current = [d for d in current if d.path not in pages.superseded]
                 facts = device_facts(spec.config["device"], current)
-                srcs += [c.path for k, _, c in facts if k in wanted and c.path not in srcs]
+                stated = [c.path for k, _, c in facts if k in wanted]
+                srcs += [p for p in stated if p not in srcs]
+                (devices if stated else silent).append(spec.config["device"])
             if srcs:
-                devices = [s.config["device"] for s in device_specs]
-                config = {
-                    "comparison": comp.__dict__,
-                    "devices": devices,
-                    "about": comparison_about(comp, comp.fields),
-                }
+                about = comparison_about(comp, comp.fields)
+                if silent:  # a row of dashes says nothing: say so once instead
+                    names = [d["title"] for d in silent]
+                    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+                    about += f" The sources state none of these for the {listed}."
+                config = {"comparison": comp.__dict__, "devices": devices, "about": about}
                 pages.add("comparison", comp.id, comp.title, srcs, config)
             continue
         rows = comparison_rows(comp, docs)
