@@ -27,7 +27,8 @@ def rule_citations(kb: KB) -> Iterator[Finding]:
         uncited_rows: dict[int, list[str]] = defaultdict(list)
         for st in page.statements:
             if st.kind == "about":
-                if st.text != about.get(page.path):  # the page's description, as the plan made it
+                kept = set(page.meta.get("sources") or []) & set(kb.unreadable)  # kept as it was
+                if st.text != about.get(page.path) and not kept:  # the description the plan made
                     yield finding(
                         "uncited-sentence",
                         page.path,

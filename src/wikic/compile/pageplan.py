@@ -246,14 +246,26 @@ def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
         for d in docs:
             labels = [str(x).strip() for x in d.meta.get(field_name) or [] if str(x).strip()]
             shared = [x for x in labels if 2 <= df[x] <= max(2, len(docs) // 2)]
-            out[d.path] = shared[0] if shared else (labels[0] if labels else f"/{d.title}")
-        return out
+            out[d.path] = shared[0] if shared else (labels[0] if labels else "")
+        return _alone(out, docs)
     df = Counter(t for d in docs for t in set(tokens(d.title)))
     out = {}
     for d in docs:
         shared = [t for t in set(tokens(d.title)) if 2 <= df[t] < max(3, len(docs) * 3 // 10)]
-        out[d.path] = max(shared, key=lambda t: (df[t], t)) if shared else f"/{d.title}"
-    return out
+        out[d.path] = max(shared, key=lambda t: (df[t], t)) if shared else ""
+    return _alone(out, docs)
+
+
+POOLED = 5  # documents sharing no subject share one page (titled by their titles) up to this many
+
+
+def _alone(terms: dict[str, str], docs: list[SourceDoc]) -> dict[str, str]:
+    """Documents that share no subject with another stay on one page while they are few (its
+    title names them); more stand alone, each titled by itself (no catch-all page)."""
+    alone = [d for d in docs if not terms[d.path]]
+    if len(alone) > POOLED:
+        terms.update({d.path: f"/{d.title}" for d in alone})
+    return terms
 
 
 def topic_groups(
@@ -278,14 +290,19 @@ def topic_groups(
     if rule.group_by and any(groups) and "" in groups:
         unnamed = f"{unnamed} without {label(rule.group_by).lower()}"
     titles = _group_titles(sorted(groups), rule.titles, unnamed, groups, intro, subjects)
+    if not rule.group_by and "" in groups and "" not in rule.titles:
+        titles[""] = grouping.listed_title(groups[""])  # a few documents of no shared subject
     for value in sorted(groups):
         first = [intro[value]] if value in intro else []
         rest = sorted((d for d in groups[value] if d not in first), key=lambda d: (d.title.lower(), d.path))
         for title, members in grouping.split_by_subject(titles[value], first + rest, rule.max_sources):
             parts = _parts(title, members, rule.max_sources)
-            # "Herbs 2: Basil to Mint" keeps the stable slug "herbs-2"; "Tubing: barbs" is a page of its own
+            # "Herbs 2: Basil to Mint" keeps the stable slug "herbs-2"; "Tubing: barbs" is a page of its
+            # own; the few documents of no shared subject keep the source's slug whatever they are
+            base = slugify(unnamed) if value == "" and not rule.group_by else ""
             out += [
-                (t, chunk, value, slugify(t.split(":", 1)[0] if len(parts) > 1 else t)) for t, chunk in parts
+                (t, chunk, value, base or slugify(t.split(":", 1)[0] if len(parts) > 1 else t))
+                for t, chunk in parts
             ]
     return out
 

@@ -142,13 +142,15 @@ def _finish(job: PageJob, body: list[Block], lead: list[Sentence] | None = None,
 
 def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...]:
     """Up to eight words an agent would search for: the page's subject names, then the words of
-    its headings and sentences that are frequent here and rare elsewhere. Fact tables are not
-    mined (their values include every alias a record lists), nor are names of people."""
+    its entries' headings and sentences that are frequent here and rare elsewhere. Fact tables are
+    not mined (their values include every alias a record lists), nor are names of people. An
+    entry's heading is level 2, or 3 on a guide in phases (under 'What to do' …)."""
+    level = 3 if any(b.kind == "heading" and b.text in PHASE_TITLES.values() for b in blocks) else 2
     entries = [
         b.text
         for b in blocks
         if b.kind == "heading"
-        and b.level <= 3
+        and b.level == level
         and b.text not in FIXED_HEADINGS
         and not b.text.startswith(FIXED_PREFIXES)
     ]
@@ -334,8 +336,11 @@ def _device(job: PageJob) -> Draft:
     if listed:  # sources about the device that quote nothing naming it: where to read them
         body += [Block("heading", text="In the knowledge base", level=2), Block("links", links=tuple(listed))]
     draft = _finish(job, body, lead, names=(device["title"],))
-    # keywords from what the device's own pages say, not from what others say of it in passing
-    return replace(draft, keywords=page_keywords(job, own, names=(device["title"], *device.get("match", ()))))
+    # keywords: its names and what its own pages cover ('water tank', 'pods and plant height'),
+    # not what others say of it in passing
+    heads = [b.text.lower() for b in own if b.kind == "heading" and len(b.text.split()) <= 4]
+    names = (device["title"], *device.get("match", ()), *heads)
+    return replace(draft, keywords=page_keywords(job, own, names=names))
 
 
 MORE_SOURCES = 10  # sources about a device listed by title when none of their sentences names it
