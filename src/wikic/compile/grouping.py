@@ -22,10 +22,11 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from functools import cached_property
 
 from ..core.markdown import STOPWORDS, github_slug, plain_inline, words
 from ..core.models import SourceDoc
-from .similarity import semantic, terms
+from .similarity import terms, vectors
 
 _VERSION = re.compile(r"^v?\d+(?:[._]\d+)*$", re.IGNORECASE)
 SUBJECT_SHARE = 0.5  # a word is a group's subject when at least this share of its members use it
@@ -108,9 +109,10 @@ def folder_groups(
     }
     targets = {v: ds for v, ds in groups.items() if v not in loose}
     subjects = {v for v in targets if "/" in v and v not in intro}
+    index = Profiles(targets, by_meaning) if loose and targets else None
     for value in sorted(loose):  # what is left of folders that are no subject: by subject, one by one
         for d in list(groups[value]):
-            home = best_group(d, targets, by_meaning) if targets else None
+            home = index.best(d) if index is not None else None
             groups[value].remove(d)
             groups.setdefault(home or f"{value}/{github_slug(d.title)}", []).append(d)
             if home is None:
@@ -122,23 +124,47 @@ def _profile(doc: SourceDoc) -> str:
     return " ".join([doc.title, *(s.heading for s in doc.sections if s.heading)])
 
 
-def best_group(doc: SourceDoc, groups: dict[str, list[SourceDoc]], by_meaning: bool = True) -> str | None:
-    """The group whose members' titles and headings share most of ``doc``'s (by words, and by
-    meaning where an embedding is installed), or None when none shares ``FITS`` of its title's
-    weight and two of its words."""
-    values = sorted(groups)
-    profiles = [" ".join(_profile(d) for d in groups[v]) for v in values]
-    held = [terms(p) for p in profiles]
-    wanted = terms(doc.title)
-    weight = {t: math.log(1 + len(held) / (1 + sum(t in h for h in held))) for t in wanted}
-    total = sum(weight.values())
-    shared = [sum(weight[t] for t in wanted & h) / total if total else 0.0 for h in held]
-    meaning = semantic(_profile(doc), profiles, by_meaning) or [0.0] * len(values)
-    ranked = sorted(range(len(values)), key=lambda i: (-(shared[i] + 0.5 * meaning[i]), values[i]))
-    best = ranked[0] if ranked else None
-    if best is None or shared[best] < FITS or len(wanted & held[best]) < 2:
-        return None  # one word in common ('Seeds' and 'Seed Trough') is no shared subject
-    return values[best]
+class Profiles:
+    """The groups a loose document may join, each known by its members' titles and headings:
+    indexed once by word, so finding a document's group reads only the groups that share a word
+    of its title (never every pair of documents)."""
+
+    def __init__(self, groups: dict[str, list[SourceDoc]], by_meaning: bool = True):
+        self.values = sorted(groups)
+        self.texts = [" ".join(_profile(d) for d in groups[v]) for v in self.values]
+        self.held = [terms(t) for t in self.texts]
+        self.by_word: dict[str, list[int]] = defaultdict(list)
+        for i, held in enumerate(self.held):
+            for t in held:
+                self.by_word[t].append(i)
+        self.by_meaning = by_meaning
+
+    def best(self, doc: SourceDoc) -> str | None:
+        """The group whose titles and headings share most of ``doc``'s title (rarer words weigh
+        more; meaning breaks ties where an embedding is installed), or None when none shares
+        ``FITS`` of its weight and two of its words: one word in common ('Seeds' and 'Seed
+        Trough') is no shared subject."""
+        wanted = terms(doc.title)
+        n = len(self.values)
+        weight = {t: math.log(1 + n / (1 + len(self.by_word.get(t, ())))) for t in wanted}
+        total = sum(weight.values())
+        found = {i for t in wanted for i in self.by_word.get(t, ())}
+        shared = {i: sum(weight[t] for t in wanted & self.held[i]) / total for i in found if total}
+        fitting = [i for i in found if shared[i] >= FITS and len(wanted & self.held[i]) >= 2]
+        if not fitting:
+            return None
+        near = self._meaning(doc, fitting)
+        return self.values[max(fitting, key=lambda i: (shared[i] + 0.5 * near.get(i, 0.0), -i))]
+
+    @cached_property
+    def rows(self):
+        return vectors(self.texts) if self.by_meaning else None
+
+    def _meaning(self, doc: SourceDoc, among: list[int]) -> dict[int, float]:
+        if len(among) < 2 or self.rows is None:
+            return {}  # nothing to break a tie between
+        mine = vectors([_profile(doc)])
+        return {i: float(self.rows[i] @ mine[0]) for i in among} if mine is not None else {}
 
 
 def listed_title(members: list[SourceDoc]) -> str:

@@ -61,6 +61,8 @@ DOC_FIT = 0.6  # a procedure whose document fits this well is quoted whole
 PROCEDURE = 0.15  # the bonus of a procedure most of whose steps fit the guide
 ENTRY_WEIGHT = 0.6  # a reference entry's section fits a guide this much less, unless the guide names it
 PER_DEVICE = 0.2  # the bonus of a section that states something for each device, item by item
+RERANK = 400  # sections reranked by meaning, the best by words
+OPTIONS = 300  # units weighed for a guide, the best-fitting first
 SENTENCES = 120  # a guide quotes about this many sentences and list items, at most
 PER_DOC = 3  # sections chosen on their own per document (steps and sub-sections aside)
 OUTDATED = 0.5  # a section whose statements are mostly outdated is left out
@@ -113,14 +115,20 @@ def _outdated(doc: SourceDoc, i: int, timeline: Timeline | None) -> bool:
     return bool(said) and gone / len(said) >= OUTDATED
 
 
-def candidates(guide: Guide, docs: list[SourceDoc], superseded: dict[str, str]) -> list[Candidate]:
+def quotable_sections(docs: list[SourceDoc], superseded: dict[str, str]) -> list[tuple[SourceDoc, int]]:
+    """The current sections of ``docs`` that have something to quote, as (document, index): found
+    once for all the guides of a plan."""
     return [
-        Candidate(d, i)
+        (d, i)
         for d in docs
-        if (not guide.sources or d.source in guide.sources) and d.path not in superseded
+        if d.path not in superseded
         for i, s in enumerate(d.sections)
         if not versions.is_superseded(d.path, s.anchor, superseded) and _quotable(d, i)
     ]
+
+
+def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Candidate]:
+    return [Candidate(d, i) for d, i in quotable if not guide.sources or d.source in guide.sources]
 
 
 def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
@@ -148,14 +156,19 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
     docs = list(dict.fromkeys(c.doc.path for c in pool))
     texts = {c.doc.path: f"{c.doc.title} {c.doc.body}" for c in pool}
     by_doc = dict(zip(docs, lexical(query, [texts[p] for p in docs]), strict=True))
-    meaning = semantic(
-        query, [f"{c.doc.title} {t}" for c, t in zip(pool, section_texts, strict=True)], by_meaning
-    )
     for i, c in enumerate(pool):
         c.heading_fit = max(fit(own[i]), 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}"))
         c.doc_fit = by_doc[c.doc.path]
-        lex = (0.6 * by_section[i] + 0.4 * c.heading_fit) * (0.6 + 0.4 * by_doc[c.doc.path])
-        c.score = (lex if meaning is None else 0.8 * lex + 0.2 * meaning[i]) + PER_DEVICE * c.per_device
+        c.score = (0.6 * by_section[i] + 0.4 * c.heading_fit) * (0.6 + 0.4 * by_doc[c.doc.path])
+    # meaning reranks the sections words found: the best by words, not the whole corpus
+    ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))[:RERANK]
+    meaning = semantic(query, [f"{pool[i].doc.title} {section_texts[i]}" for i in ranked], by_meaning)
+    for c in pool if meaning is not None else ():
+        c.score *= 0.8  # the sections meaning did not rerank are those far down by words anyway
+    for n, i in enumerate(ranked if meaning is not None else ()):
+        pool[i].score += 0.2 * meaning[n]
+    for c in pool:
+        c.score += PER_DEVICE * c.per_device
 
 
 def _subsections(doc: SourceDoc, i: int) -> list[int]:
@@ -231,6 +244,8 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
         size = sum(len(prose_units(x.doc.sections[x.index].text)) for x in unit)
         if key not in options or worth > options[key][0]:
             options[key] = (worth, unit, said, size)
+    # only the best-fitting few can be chosen: the rest never outweigh them
+    options = dict(sorted(options.items(), key=lambda kv: (-kv[1][0], kv[0]))[:OPTIONS])
     asked = terms(guide.query)
     covered: set[str] = set()
     chosen_terms: list[set[str]] = []
@@ -320,15 +335,22 @@ def plan_guide(
     devices: list[tuple[dict, list[SourceDoc]]] = (),
     by_meaning: bool = True,
     entries: set[str] = frozenset(),
+    quotable: list[tuple[SourceDoc, int]] | None = None,
 ) -> GuidePlan:
     """The sections of a guide in page order with their phases, and its cross-device table
     (sections chosen by meaning too unless ``by_meaning`` is off: ``search.semantic``)."""
     specs = {d.path for _, found in devices for d in found} if len(devices) >= MIN_ROWS else set()
-    pool = [c for c in candidates(guide, docs, superseded) if c.doc.path not in specs]
+    quotable = quotable if quotable is not None else quotable_sections(docs, superseded)
+    pool = [c for c in candidates(guide, quotable) if c.doc.path not in specs]
     if not pool:
         return GuidePlan()
-    for c in pool:
-        c.per_device = len(devices) >= MIN_ROWS and _per_device(c.doc, c.doc.sections[c.index], devices)
+    if len(devices) >= MIN_ROWS:
+        named = re.compile(
+            "|".join(re.escape(n) for device, _ in devices for n in _names(device)[0]), re.IGNORECASE
+        )
+        for c in pool:  # only a section that names a device can hold a line for each
+            section = c.doc.sections[c.index]
+            c.per_device = bool(named.search(section.text)) and _per_device(c.doc, section, devices)
     score(guide, pool, by_meaning)
     asked = terms(f"{guide.title} {guide.query}")
     for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the task

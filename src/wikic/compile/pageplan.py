@@ -153,10 +153,11 @@ def guide_sections(
     devices: list[tuple[dict, list[SourceDoc]]] = (),
     by_meaning: bool = True,
     entries: set[str] = frozenset(),
+    quotable: list | None = None,
 ) -> guides.GuidePlan:
     """The sections that fit a guide's purpose, whole and in task order, with its cross-device
     table (see ``guides``)."""
-    return guides.plan_guide(guide, docs, superseded, tl, devices, by_meaning, entries)
+    return guides.plan_guide(guide, docs, superseded, tl, devices, by_meaning, entries, quotable)
 
 
 def _group_value(d: SourceDoc, field_name: str) -> str:
@@ -596,9 +597,11 @@ def plan_guides(
         )
         for s in device_specs
     ]
-    entries = {d.path for d in docs if d.source in entry_sources(schema, docs)}
+    sources = entry_sources(schema, docs)
+    entries = {d.path for d in docs if d.source in sources}
+    quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
     for guide in schema.guides:
-        found = guide_sections(guide, docs, pages.superseded, tl, devices, schema.semantic, entries)
+        found = guide_sections(guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable)
         if found.sections:
             srcs = list(dict.fromkeys([p for p, _ in found.sections] + found.table_sources))
             config = {

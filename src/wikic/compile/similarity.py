@@ -55,7 +55,7 @@ def _embedder():
         return None
 
 
-@lru_cache(maxsize=8)  # the guides of one compile score the same sections
+@lru_cache(maxsize=4)  # a guide's query and its best sections, one plan's groups' profiles
 def _matrix(texts: tuple[str, ...]):
     embedder = _embedder()
     return embedder.embed(list(texts)) if embedder is not None else None

@@ -283,7 +283,7 @@ def _directory(job: PageJob) -> Draft:
             continue
         doc = current_view(doc, job.superseded_by)
         entry = replace(job, spec=replace(job.spec, title=doc.title))
-        blocks, opening = opening_first(home_blocks(doc, 1, show, hide, fact_units(job)), entry)
+        blocks, opening = opening_first(entry_opening(doc, show, hide, fact_units(job)), entry)
         if not opening and blocks and blocks[0].kind == "para":
             opening = [blocks[0].sentences[0]]  # its opening paragraph reads on its own
         if not opening:  # an entry of fields only: its first fact
@@ -293,6 +293,14 @@ def _directory(job: PageJob) -> Draft:
         if opening:
             items.append(Sentence(f"{link} — {opening[0].text}", opening[0].cites))
     return _finish(job, [Block("bullets", sentences=tuple(items))] if items else [])
+
+
+def entry_opening(doc: SourceDoc, show, hide, units) -> list[Block]:
+    """What an entry's page opens with, without rendering all of it: its long text fields, its
+    fact list and its first section (what ``home_blocks`` puts first)."""
+    first = next((s for s in doc.sections if section_content(doc, s)), None)
+    kept = replace(doc, sections=(first,) if first else ())
+    return home_blocks(kept, 1, show, hide, units)
 
 
 def _device(job: PageJob) -> Draft:
