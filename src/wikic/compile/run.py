@@ -45,6 +45,7 @@ from .pageplan import PageSpec, Plan, section_keys
 from .pageplan import plan as make_plan
 from .report import CompileReport, diffstat
 from .schema import WikiSchema, load_wiki_schema
+from .searchindex.store import update_index
 from .state import (
     FACTS,
     STATE_VERSION,
@@ -248,6 +249,7 @@ def compile_wiki(
     with kb_lock(root):
         remove_stale_temps(root / WIKI)
         inputs = read_inputs(root, lib)
+        docs = None
         if inputs.unchanged and not dry_run and pages is None:
             restore_report(report, inputs.state)
         else:
@@ -260,6 +262,9 @@ def compile_wiki(
             else:
                 finals, outputs = draft_pages(work, schema, lib, report, progress)
                 publish(root, inputs, work, finals, outputs, schema, report)
+                docs = work.docs
+        if not dry_run:
+            update_index(root, schema.semantic, docs, report)
     report.seconds = time.perf_counter() - started
     return report
 
