@@ -280,6 +280,25 @@ def test_the_holiday_guide_answers_going_away_for_two_weeks() -> None:
     assert not re.search(r"up to 14 days(?!.*21)", current)  # the old limit only in dated notes
 
 
+def test_the_holiday_guide_quotes_only_what_the_trip_needs() -> None:
+    """The guide's units are chosen for the trip: of a release post whose title names vacation mode
+    among other news, only the vacation-mode section (not 'A new plant library'); and not an older
+    post or story whose change a quoted newer section already states (app 4.6's 14 days, the
+    classroom's spring break), which would repeat history as guidance."""
+    the_plan = plan(load_layer1(REPO), load_wiki_schema(REPO))
+    spec = next(s for s in the_plan.pages if s.path == "wiki/guides/going-on-holiday.md")
+    shown = {tuple(x) for x in spec.config["sections"]}
+    assert ("layer1_sources/blog/app-5-0.md", "vacation-mode-up-to-21-days") in shown
+    assert ("layer1_sources/blog/app-5-0.md", "a-new-plant-library") not in shown
+    assert ("layer1_sources/blog/app-5-0.md", "household-sharing") not in shown
+    assert not {p for p, _ in shown} & {
+        "layer1_sources/blog/app-4-6-vacation-mode.md",
+        "layer1_sources/blog/classroom-garden.md",
+    }
+    text = _page(REPO, "wiki/guides/going-on-holiday.md")
+    assert "The plant library has been rebuilt" not in text and "rolling out today" not in text
+
+
 FARMBOT_GUIDES = {
     # a guide and what its task needs, in the order it is done
     "wiki/guides/install-farmbot-os.md": [

@@ -66,6 +66,8 @@ OPTIONS = 300  # units weighed for a guide, the best-fitting first
 SENTENCES = 120  # a guide quotes about this many sentences and list items, at most
 PER_DOC = 3  # sections chosen on their own per document (steps and sub-sections aside)
 OUTDATED = 0.5  # a section whose statements are mostly outdated is left out
+TITLED = 0.5  # a section whose own heading fits this well is what its document's title names
+ASIDE = 0.5  # how much less the other sections of such a document fit (not steps, not under it)
 
 
 @dataclass
@@ -156,10 +158,18 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
     docs = list(dict.fromkeys(c.doc.path for c in pool))
     texts = {c.doc.path: f"{c.doc.title} {c.doc.body}" for c in pool}
     by_doc = dict(zip(docs, lexical(query, [texts[p] for p in docs]), strict=True))
+    own_fit = [fit(h) for h in own]
+    # a document's title lends its fit to its sections, unless one of them is headed by the
+    # guide's subject: then the title named that one ('… 21-day vacation mode, household sharing
+    # and a new plant library' lends nothing to 'A new plant library')
+    headed = {c.doc.path for c, f in zip(pool, own_fit, strict=True) if f >= TITLED}
     for i, c in enumerate(pool):
-        c.heading_fit = max(fit(own[i]), 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}"))
+        lent = 0.0 if c.doc.path in headed else 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}")
+        c.heading_fit = max(own_fit[i], lent)
         c.doc_fit = by_doc[c.doc.path]
         c.score = (0.6 * by_section[i] + 0.4 * c.heading_fit) * (0.6 + 0.4 * by_doc[c.doc.path])
+        if c.doc.path in headed and not _under_subject(c, own_fit, pool):
+            c.score *= ASIDE  # a sibling of the section about the subject is about something else
     # meaning reranks the sections words found: the best by words, not the whole corpus
     ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))[:RERANK]
     meaning = semantic(query, [f"{pool[i].doc.title} {section_texts[i]}" for i in ranked], by_meaning)
@@ -169,6 +179,24 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
         pool[i].score += 0.2 * meaning[n]
     for c in pool:
         c.score += PER_DEVICE * c.per_device
+
+
+def _under_subject(c: Candidate, own_fit: list[float], pool: list[Candidate]) -> bool:
+    """Whether ``c`` is headed by the guide's subject, is a step, or sits under a section that is
+    ('Before you leave' under 'Vacation mode')."""
+    section = c.doc.sections[c.index]
+    if STEP.match(section.heading):
+        return True
+    headed = {
+        x.doc.sections[x.index].anchor
+        for x, f in zip(pool, own_fit, strict=True)
+        if x.doc.path == c.doc.path and f >= TITLED
+    }
+    return section.anchor in headed or any(
+        x.anchor in headed and section.path[: len(x.path)] == x.path
+        for x in c.doc.sections
+        if x.level < section.level
+    )
 
 
 def _subsections(doc: SourceDoc, i: int) -> list[int]:
@@ -281,6 +309,23 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
     return units
 
 
+def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[list[Candidate]]:
+    """The units less those that tell history the guide already states as current: a unit one of
+    whose statements a newer source changed, where that newer statement is quoted by another unit
+    (app 4.6's '14 days ahead' once app 5.0's '21 days, up from 14' is on the page)."""
+    stale = timeline.outdated if timeline is not None else {}
+    shown = {(c.doc.path, c.doc.sections[c.index].anchor) for unit in units for c in unit}
+
+    def history(unit: list[Candidate]) -> bool:
+        anchors = {c.doc.sections[c.index].anchor for c in unit}
+        return any(
+            st.anchor in anchors and (change.statement.doc.path, change.statement.anchor) in shown
+            for change, st in (stale.get(unit[0].doc.path) or {}).values()
+        )
+
+    return [unit for unit in units if not history(unit)]
+
+
 def _categories(doc: SourceDoc) -> str:
     """The words a document is filed under (its category, section or tags), for its phase."""
     found = []
@@ -356,7 +401,7 @@ def plan_guide(
     for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the task
         if c.doc.path in entries and not terms(c.doc.title) <= asked:
             c.score *= ENTRY_WEIGHT
-    ordered = order(choose(guide, pool, timeline))
+    ordered = order(current(choose(guide, pool, timeline), timeline))
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]
     )
