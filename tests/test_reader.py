@@ -299,6 +299,19 @@ def test_the_holiday_guide_quotes_only_what_the_trip_needs() -> None:
     assert "The plant library has been rebuilt" not in text and "rolling out today" not in text
 
 
+def test_guides_quote_neither_history_nor_lists_about_something_else() -> None:
+    """The first-week guide does not offer app 4.6's superseded vacation mode; the problems guide
+    does not take a list per planter about another task (refill intervals, which plants fit)
+    for having an item per device, nor every plant entry's template 'Common problems' heading for
+    sharing the guide's title words."""
+    the_plan = plan(load_layer1(REPO), load_wiki_schema(REPO))
+    shown = {s.path: {tuple(x) for x in s.config["sections"]} for s in the_plan.pages if "/guides/" in s.path}
+    assert not any(p.endswith("app-4-6-vacation-mode.md") for p, _ in shown["wiki/guides/first-week.md"])
+    problems = {p.split("/")[-1] for p, _ in shown["wiki/guides/fix-common-problems.md"]}
+    assert not problems & {"tank-duration.md", "which-plants-fit.md"}
+    assert "seeds-not-sprouting.md" in problems and "offline-operation.md" in problems
+
+
 FARMBOT_GUIDES = {
     # a guide and what its task needs, in the order it is done
     "wiki/guides/install-farmbot-os.md": [

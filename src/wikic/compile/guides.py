@@ -67,6 +67,7 @@ SENTENCES = 120  # a guide quotes about this many sentences and list items, at m
 PER_DOC = 3  # sections chosen on their own per document (steps and sub-sections aside)
 OUTDATED = 0.5  # a section whose statements are mostly outdated is left out
 TITLED = 0.5  # a section whose own heading fits this well is what its document's title names
+TEMPLATE = 5  # a heading of this many documents or more is a template's, not a subject
 ASIDE = 0.5  # how much less the other sections of such a document fit (not steps, not under it)
 
 
@@ -158,7 +159,12 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
     docs = list(dict.fromkeys(c.doc.path for c in pool))
     texts = {c.doc.path: f"{c.doc.title} {c.doc.body}" for c in pool}
     by_doc = dict(zip(docs, lexical(query, [texts[p] for p in docs]), strict=True))
-    own_fit = [fit(h) for h in own]
+    # a heading many documents share is a template's ('Common problems' of every plant entry):
+    # it says what kind of section it is, not what it is about
+    shared = Counter(
+        h.lower() for h in dict((c.doc.path + "\0" + h, h) for c, h in zip(pool, own, strict=True)).values()
+    )
+    own_fit = [0.0 if shared[h.lower()] >= TEMPLATE else fit(h) for h in own]
     # a document's title lends its fit to its sections, unless one of them is headed by the
     # guide's subject: then the title named that one ('… 21-day vacation mode, household sharing
     # and a new plant library' lends nothing to 'A new plant library')
@@ -310,18 +316,17 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
 
 
 def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[list[Candidate]]:
-    """The units less those that tell history the guide already states as current: a unit one of
-    whose statements a newer source changed, where that newer statement is quoted by another unit
-    (app 4.6's '14 days ahead' once app 5.0's '21 days, up from 14' is on the page)."""
+    """The units less those that tell history: a section (not a procedure, which is quoted whole)
+    one of whose statements a newer source changed. A guide says what to do now, and the newer
+    source is the one to quote (app 4.6's '14 days ahead', the classroom's spring break under
+    the old limit: app 5.0 says 21 days)."""
     stale = timeline.outdated if timeline is not None else {}
-    shown = {(c.doc.path, c.doc.sections[c.index].anchor) for unit in units for c in unit}
 
     def history(unit: list[Candidate]) -> bool:
+        if sum(1 for c in unit if STEP.match(c.doc.sections[c.index].heading)) > 1:
+            return False
         anchors = {c.doc.sections[c.index].anchor for c in unit}
-        return any(
-            st.anchor in anchors and (change.statement.doc.path, change.statement.anchor) in shown
-            for change, st in (stale.get(unit[0].doc.path) or {}).values()
-        )
+        return any(st.anchor in anchors for _, st in (stale.get(unit[0].doc.path) or {}).values())
 
     return [unit for unit in units if not history(unit)]
 
@@ -389,15 +394,16 @@ def plan_guide(
     pool = [c for c in candidates(guide, quotable) if c.doc.path not in specs]
     if not pool:
         return GuidePlan()
+    asked = terms(f"{guide.title} {guide.query}")
     if len(devices) >= MIN_ROWS:
         named = re.compile(
             "|".join(re.escape(n) for device, _ in devices for n in _names(device)[0]), re.IGNORECASE
         )
         for c in pool:  # only a section that names a device can hold a line for each
             section = c.doc.sections[c.index]
-            c.per_device = bool(named.search(section.text)) and _per_device(c.doc, section, devices)
+            about = bool(terms(f"{section.heading} {c.doc.title}") & asked)  # a list about the task
+            c.per_device = about and bool(named.search(section.text)) and _per_device(c.doc, section, devices)
     score(guide, pool, by_meaning)
-    asked = terms(f"{guide.title} {guide.query}")
     for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the task
         if c.doc.path in entries and not terms(c.doc.title) <= asked:
             c.score *= ENTRY_WEIGHT
