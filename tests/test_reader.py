@@ -312,6 +312,25 @@ def test_guides_quote_neither_history_nor_lists_about_something_else() -> None:
     assert "seeds-not-sprouting.md" in problems and "offline-operation.md" in problems
 
 
+def test_a_hub_says_what_each_model_is(farmbot_compiled: Path) -> None:
+    """A product line's overview opens with sentences about its models themselves (never one that
+    only mentions a model, such as 'First pack in the bulkiest items: … (for Express XL kits
+    only)'), and its index summary names the models rather than lifting a sentence."""
+    hubs = {p: t for p, t in pages(farmbot_compiled).items() if p.startswith("wiki/hubs/")}
+    assert hubs
+    for path, text in hubs.items():
+        models = re.findall(r"^- \[([^\]]+)\]", text.split("## Models")[1].split("\n## ")[0], re.M)
+        lead = [
+            plain_inline(strip_citations(x))
+            for x in body_lines(text.split("## Models")[0])
+            if "layer1_sources" in x
+        ]
+        for sentence in lead:
+            assert any(re.match(rf"(?:The )?{re.escape(m)}\b", sentence) for m in models), (path, sentence)
+        summary = yaml.safe_load(text.split("---\n")[1])["summary"]
+        assert all(m in summary for m in models), (path, summary)
+
+
 FARMBOT_GUIDES = {
     # a guide and what its task needs, in the order it is done
     "wiki/guides/install-farmbot-os.md": [

@@ -807,14 +807,16 @@ GLOSSARY_MAX = 120
 
 def defining_sentence(device: dict, docs: list[SourceDoc]) -> tuple[str, str, str] | None:
     """(path, anchor, sentence) of the first sentence, among ``docs``, that says what the device
-    is, else of the first sentence that names it."""
+    is, else of the first whose subject it is ('FarmBot Genesis kits include …'), as its own
+    page's lead; a sentence that only mentions it ('… (for Express XL kits only) …') says
+    nothing of what it is."""
     names = (device["title"], *device.get("match", ()))
     for doc in docs:
         for anchor, sentence in sentences_of(doc):
             m = _DEFINITION.match(sentence)
             if m and any(key_of(m.group("term")) == key_of(n) for n in names):
                 return doc.path, anchor, sentence
-    found = naming_sentences(names, docs)
+    found = naming_sentences(names, docs, subject_only=True)
     if found:
         return found[0].cites[0].path, found[0].cites[0].anchor, found[0].text
     return None

@@ -492,7 +492,10 @@ def _hub(job: PageJob) -> Draft:
             lead.append(Sentence(text, (Citation(doc_path, anchor),)))
         links.append((path, title))
     body = [Block("heading", text="Models", level=2), Block("links", links=tuple(links))]
-    return _finish(job, body, lead, names=[t for _, t, *_ in job.spec.config["models"]])
+    draft = _finish(job, body, lead, names=[t for _, t, *_ in job.spec.config["models"]])
+    titles = [title for _, title in links]
+    listed = ", ".join(titles[:-1]) + f" and {titles[-1]}" if len(titles) > 1 else "".join(titles)
+    return replace(draft, summary=f"The {listed}: what each is, with a link to its page."[:160])
 
 
 def _glossary(job: PageJob) -> Draft:
