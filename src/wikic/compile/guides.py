@@ -32,7 +32,7 @@ from ..core.models import SourceDoc
 from . import versions
 from .librarian.extract import device_facts, prose_units, section_content
 from .schema import Guide
-from .similarity import lexical, semantic, terms
+from .similarity import lexical, section_texts, semantic, terms
 from .timeline import Timeline, quantities
 
 STEP = re.compile(r"^\s*(?:step|part|stage)\s*\d+\b|^\s*\d+\s*[.):]\s*\S", re.IGNORECASE)
@@ -154,8 +154,8 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
     def fit(text: str) -> float:
         return min(1.0, sum(rarity(t) for t in terms(text) & wanted) / full) if full else 0.0
 
-    section_texts = [f"{h} {c.doc.sections[c.index].text}" for h, c in zip(own, pool, strict=True)]
-    by_section = lexical(query, section_texts)
+    bodies = [f"{h} {c.doc.sections[c.index].text}" for h, c in zip(own, pool, strict=True)]
+    by_section = lexical(query, bodies)
     docs = list(dict.fromkeys(c.doc.path for c in pool))
     texts = {c.doc.path: f"{c.doc.title} {c.doc.body}" for c in pool}
     by_doc = dict(zip(docs, lexical(query, [texts[p] for p in docs]), strict=True))
@@ -178,7 +178,15 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
             c.score *= ASIDE  # a sibling of the section about the subject is about something else
     # meaning reranks the sections words found: the best by words, not the whole corpus
     ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))[:RERANK]
-    meaning = semantic(query, [f"{pool[i].doc.title} {section_texts[i]}" for i in ranked], by_meaning)
+    embedded: dict[str, dict[str, str]] = {}  # what the search index embeds, per document
+    for i in ranked if by_meaning else ():
+        embedded.setdefault(pool[i].doc.path, section_texts(pool[i].doc))
+    texts = [
+        embedded[pool[i].doc.path].get(pool[i].doc.sections[pool[i].index].anchor)
+        or f"{pool[i].doc.title}\n{bodies[i]}"
+        for i in (ranked if by_meaning else ())
+    ]
+    meaning = semantic(query, texts, by_meaning, kind="source")
     for c in pool if meaning is not None else ():
         c.score *= 0.8  # the sections meaning did not rerank are those far down by words anyway
     for n, i in enumerate(ranked if meaning is not None else ()):
