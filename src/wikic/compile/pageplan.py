@@ -42,7 +42,7 @@ from .links import (
     outline_of,
     rank_see_also,
 )
-from .schema import Comparison, Device, Guide, TopicRule, WikiSchema
+from .schema import Comparison, Device, TopicRule, WikiSchema
 from .timeline import Timeline, document_frequencies, sentences_of, timeline
 
 
@@ -143,21 +143,6 @@ def comparison_rows(comp: Comparison, docs: list[SourceDoc]) -> list[SourceDoc]:
 
         pool = [d for d in pool if ok(d)]
     return sorted(pool, key=lambda d: d.title.lower())
-
-
-def guide_sections(
-    guide: Guide,
-    docs: list[SourceDoc],
-    superseded: dict[str, str],
-    tl: Timeline | None = None,
-    devices: list[tuple[dict, list[SourceDoc]]] = (),
-    by_meaning: bool = True,
-    entries: set[str] = frozenset(),
-    quotable: list | None = None,
-) -> guides.GuidePlan:
-    """The sections that fit a guide's purpose, whole and in task order, with its cross-device
-    table (see ``guides``)."""
-    return guides.plan_guide(guide, docs, superseded, tl, devices, by_meaning, entries, quotable)
 
 
 def _group_value(d: SourceDoc, field_name: str) -> str:
@@ -601,7 +586,9 @@ def plan_guides(
     entries = {d.path for d in docs if d.source in sources}
     quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
     for guide in schema.guides:
-        found = guide_sections(guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable)
+        found = guides.plan_guide(
+            guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable
+        )
         if found.sections:
             srcs = list(dict.fromkeys([p for p, _ in found.sections] + found.table_sources))
             config = {
