@@ -331,6 +331,28 @@ def test_a_hub_says_what_each_model_is(farmbot_compiled: Path) -> None:
         assert all(m in summary for m in models), (path, summary)
 
 
+def test_an_entry_is_found_as_its_fields_section(farmbot_compiled: Path) -> None:
+    """A crop's fields sit under the heading of the section that lists them ('Details'), as on a
+    page of many crops, so a question about them is routed to that section of the crop's page
+    first; and a page quoting one document (an entry) does not also count as a page gathering a
+    subject, where one shared word ('brick top' for a power brick) would outrank the answer."""
+    from wikic.lookup.ask import Lookup
+
+    text = _page(farmbot_compiled, "wiki/entries/spinach.md")
+    assert re.search(r"^## Details\n\n\| Fact \| Value \|$", text, re.M)
+    lookup = Lookup(farmbot_compiled)
+    try:
+        sow = "I'm going to have the bot sow spinach. How far down should it push the seed?"
+        assert lookup.retrieve(sow, "index", k=5).ranked[0] == "layer1_sources/crops/spinach.md#details"
+        brick = lookup.retrieve(
+            "Is the power brick that comes with the Express actually waterproof?", "search", k=5
+        )
+        assert "layer1_sources/articles/6458054.md#power-supply" in brick.ranked[:5]
+        assert "layer1_sources/crops/cinnamon-cap-mushroom.md#details" not in brick.ranked[:5]
+    finally:
+        lookup.close()
+
+
 FARMBOT_GUIDES = {
     # a guide and what its task needs, in the order it is done
     "wiki/guides/install-farmbot-os.md": [

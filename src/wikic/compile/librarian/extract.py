@@ -268,16 +268,24 @@ def home_blocks(
     listed = field_facts(doc, show, hide, units)
     infobox = len(listed) > FOOTER_FACTS
     fact_list = fact_table(doc, listed) if listed else None
-    if infobox:  # a record mostly made of fields (an encyclopedia entry) opens with them
-        blocks.append(fact_list)
+    # a record mostly made of fields (an encyclopedia entry) opens with them, under the heading of
+    # the section that lists them ('Details'), so that they are found as that section is
+    box: list[Block] = [fact_list] if infobox else []
+    at = len(blocks)
     for section in doc.sections:
-        body = [_without_restated(doc, b) for b in section_content(doc, section)]
-        body = [b for b in body if b is not None]
+        content = section_content(doc, section)
+        body = [b for b in (_without_restated(doc, b) for b in content) if b is not None]
         if not body:
+            if box == [fact_list] and content and not is_title_section(doc, section):
+                at = len(blocks)
+                box.insert(
+                    0, Block("heading", text=section.heading, level=heading_level(entry_level, section))
+                )
             continue
         if not is_title_section(doc, section):
             blocks.append(Block("heading", text=section.heading, level=heading_level(entry_level, section)))
         blocks.extend(body)
+    blocks[at:at] = box
     if fact_list is not None and not infobox:  # a few labels (category, tags) close the entry
         blocks.append(fact_list)
     return blocks

@@ -235,7 +235,14 @@ def entry_summary(title: str, body: list[Block]) -> str:
     binomial name, common names, height (cm) … and description'), so that a question is sent
     there for the entry it names, not for a word of its description."""
     labels = [r[0].text for b in body if b.kind == "table" and b.header == ("Fact", "Value") for r in b.rows]
-    heads = [b.text for b in body if b.kind == "heading" and b.level == 2 and b.text not in FIXED_HEADINGS]
+    heads = [
+        b.text
+        for b, after in zip(body, [*body[1:], None], strict=True)
+        if b.kind == "heading"
+        and b.level == 2
+        and b.text not in FIXED_HEADINGS
+        and not (after is not None and after.kind == "table" and after.header == ("Fact", "Value"))
+    ]  # the heading of the fact list says no more than its labels
     held = [x[:1].lower() + x[1:] for x in dict.fromkeys([*labels, *heads])]
     if not held:
         return title
