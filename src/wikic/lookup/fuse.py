@@ -109,9 +109,9 @@ def hybrid(got: Candidates, entities: Entities) -> Fused:
         sources = got.hits("source", text, ORDER_DEPTH)
         order = ranks(sources)
         found = got.hits("page", text, DEPTH)
-        whole = [h for h in found if not h.anchor and gathers(h)][:SEARCH_PAGES]
+        whole = [h for h in found if not h.anchor][:SEARCH_PAGES]
         lists.append((weight, flatten(sources[:DEPTH])))
-        lists.append((weight * WIKI_WEIGHT, page_refs(whole, order)))
+        lists.append((weight * WIKI_WEIGHT, page_refs([h for h in whole if gathers(h)], order)))
         lists.append((weight * WIKI_WEIGHT, flatten([h for h in found if h.anchor], order)))
         lists.append((weight * DOC_WEIGHT, doc_refs(got.ranked("doc", text), order)))
         pages += [h.path for h in whole]
