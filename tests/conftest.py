@@ -123,24 +123,36 @@ def changed_files(before: dict[str, tuple[int, bytes]], after: dict[str, tuple[i
 
 @pytest.fixture(scope="session")
 def farmbot_compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The FarmBot corpus fetched over loopback, transformed and compiled offline, once per run:
-    parallel workers (pytest-xdist) share one build, made by whichever asks first.
+    """The FarmBot corpus fetched over loopback, transformed and compiled offline, once per run.
 
     Read-only: tests that change anything copy it first.
     """
+    return _shared_build(tmp_path_factory, "farmbot-compiled", _build_farmbot)
+
+
+@pytest.fixture(scope="session")
+def farmbot_planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The FarmBot corpus onboarded with no configuration (``init --from``, ``plan --write``) and
+    compiled offline, once per run. Read-only."""
+    return _shared_build(tmp_path_factory, "farmbot-planned", _onboard_farmbot)
+
+
+def _shared_build(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Path:
+    """``build(root)`` run once per test run: parallel workers (pytest-xdist) share one build,
+    made by whichever asks first."""
     from farmbot_kb import available
 
     if not available():
         pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # all workers' parent
-    home = shared / "farmbot-compiled"
-    with open(shared / "farmbot-compiled.lock", "w") as lock:
+    home = shared / name
+    with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait for the build, then read it
         if not (home / "built").exists():
             shutil.rmtree(home, ignore_errors=True)  # a build a failed worker left half done
             home.mkdir()
-            _build_farmbot(home / "kb")
+            build(home / "kb")
             (home / "built").touch()
     return home / "kb"
 
@@ -157,3 +169,25 @@ def _build_farmbot(root: Path) -> None:
         server.close()
     report = compile_wiki(root)
     assert not report.failed, report.failed
+
+
+def _onboard_farmbot(root: Path) -> None:
+    from farmbot_kb import serve
+    from typer.testing import CliRunner
+
+    from wikic.cli.app import app
+
+    server = ApiServer()
+    try:
+        urls = serve(server)
+        for args in (
+            ["init", str(root), "--from", urls["articles"], "--from", urls["crops"]],
+            ["--root", str(root), "fetch"],
+            ["--root", str(root), "transform"],
+            ["--root", str(root), "plan", "--write"],
+            ["--root", str(root), "compile"],
+        ):
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, (args, result.output)
+    finally:
+        server.close()

@@ -19,12 +19,18 @@ from typer.testing import CliRunner
 from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, body_lines, page_types, pages
 
 from wikic.cli.app import app
+from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.run import compile_wiki
 from wikic.core.config import load_sources
 from wikic.core.errors import ConfigError
-from wikic.core.markdown import github_slug
 from wikic.fetch.run import fetch
+from wikic.transform.layer1 import load_layer1
 from wikic.transform.run import transform
+
+
+def read_layer1(root: Path, path: str):
+    return next(d for d in load_layer1(root) if d.path == path)
+
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,7 +66,17 @@ def test_every_sentence_and_fact_cell_cites_an_existing_section(kb: Path) -> Non
 
 def test_all_page_types_and_every_page_reachable_from_index(kb: Path) -> None:
     compile_wiki(kb)
-    assert page_types(kb) == {"topic", "device", "guide", "comparison", "hub", "glossary", "changes"}
+    assert page_types(kb) == {
+        "topic",
+        "device",
+        "guide",
+        "comparison",
+        "hub",
+        "glossary",
+        "changes",
+        "entity",
+        "directory",
+    }
     assert_reachable_from_index(kb)
 
 
@@ -236,23 +252,27 @@ def test_a_hand_edited_page_is_restored_by_the_next_compile(kb: Path) -> None:
     assert report.changed == ["wiki/devices/grove-6.md"] and page.read_text("utf-8") == original
 
 
-def test_entries_link_where_other_sources_name_them(kb: Path) -> None:
+def test_entries_quote_where_other_sources_name_them(kb: Path) -> None:
     compile_wiki(kb)
-    herbs = "\n".join(t for p, t in pages(kb).items() if p.startswith("wiki/topics/herbs-"))
-    entry = herbs.split("## Genovese Basil\n", 1)[1].split("\n## ", 1)[0]
-    [mentioned] = [line for line in entry.split("\n") if line.startswith("Mentioned in: ")]
-    targets = re.findall(r"\]\(([^)]+)\)", mentioned)
-    assert 0 < len(targets) <= 2 and all("layer1_sources" not in t for t in targets)
-    for target in targets:  # each goes to the section that names Genovese basil, on its home page
-        page, _, anchor = target.partition("#")
-        text = (kb / "wiki/topics" / page).read_text("utf-8")
-        assert anchor and f"#{anchor}" in "".join(
-            f"#{github_slug(h)}" for h in re.findall(r"^#+ (.+)$", text, re.M)
-        )
-        section = text.split(
-            next(h for h in re.findall(r"^#+ (.+)$", text, re.M) if github_slug(h) == anchor), 1
-        )[1]
-        assert "genovese basil" in section.split("\n#", 1)[0].lower()
+    entry = (kb / "wiki/entries/genovese-basil.md").read_text("utf-8")
+    elsewhere = entry.split("## Elsewhere in the knowledge base\n", 1)[1].split("\n## ", 1)[0]
+    quoted = [line for line in elsewhere.split("\n") if line.startswith("- ")]
+    assert 0 < len(quoted) <= 3
+    for line in quoted:  # each quotes a sentence that names Genovese basil, citing its section
+        cites = parse_citations(line, "wiki/entries/genovese-basil.md")
+        assert cites and all(c.path != "layer1_sources/plants/genovese-basil.md" for c in cites)
+        assert "genovese basil" in strip_citations(line).lower()
+        for cite in cites:
+            section = next(s for s in read_layer1(kb, cite.path).sections if s.anchor == cite.anchor)
+            assert "genovese basil" in section.text.lower()
+    # the entry's directory links it with its opening sentence, cited
+    herbs = (kb / "wiki/topics/herbs.md").read_text("utf-8")
+    (line,) = [
+        x
+        for x in herbs.split("\n")
+        if x.startswith("- [Genovese Basil](../entries/genovese-basil.md)") and "layer1_sources" in x
+    ]
+    assert parse_citations(line, "wiki/topics/herbs.md")
 
 
 def test_dated_posts_are_headed_with_their_date_newest_first(kb: Path) -> None:
@@ -260,7 +280,7 @@ def test_dated_posts_are_headed_with_their_date_newest_first(kb: Path) -> None:
     headings = [
         line
         for line in body_lines((kb / "wiki/topics/firmware.md").read_text("utf-8"))
-        if line.startswith("## ") and line not in ("## See also", "## Linked from")
+        if line.startswith("## ") and line not in ("## See also", "## Linked from", "## Filed under")
     ]
     dates = [re.search(r"\((\d{4}-\d{2}-\d{2})\)$", h).group(1) for h in headings]
     assert len(dates) == 3 and dates == sorted(dates, reverse=True)

@@ -17,6 +17,7 @@ from wikiasserts import _is_navigation, body_lines, pages
 from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.index import KEYWORDS, SUMMARY_CHARS, Entry, clean_entry, estimate_tokens
 from wikic.compile.librarian.extract import denied, keywords
+from wikic.compile.pageplan import LINKED_FROM
 from wikic.compile.searchindex.chunks import read_index_entries
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,18 +69,40 @@ def wiki(request: pytest.FixtureRequest) -> Path:
     return REPO if request.param == "example" else request.getfixturevalue("farmbot_compiled")
 
 
-def test_every_page_opens_with_a_cited_lead(wiki: Path) -> None:
+ABOUT = re.compile(r"^\*[^*].*\*$")  # what the page is, in the schema's or the plan's words
+
+
+def test_every_page_opens_with_a_cited_lead_or_says_what_it_is(wiki: Path) -> None:
+    """Entity pages open with a cited sentence about the entity; guides, comparisons, topics and
+    directories with what they cover (a purpose or contents line, in italics, not cited)."""
+    kinds = {p: yaml.safe_load(t.split("---\n")[1])["type"] for p, t in content_pages(wiki).items()}
     for path, text in content_pages(wiki).items():
         opening = lead(text)
         assert opening, f"{path} has no lead"
-        assert all(parse_citations(line, path) for line in opening), f"{path}: {opening}"
-        sentences = sum(max(1, len(re.findall(r"[.!?](?:\s|$)", strip_citations(x)))) for x in opening)
-        assert 1 <= sentences <= 3, path
+        about = [line for line in opening[:1] if ABOUT.match(line) and "layer1_sources" not in line]
+        if kinds[path] in ("guide", "comparison", "topic", "directory"):
+            assert about, f"{path} does not say what it covers: {opening[:1]}"
+        cited = opening[len(about) :]
+        assert all(parse_citations(line, path) for line in cited), f"{path}: {opening}"
+        assert about or cited, path
+        sentences = sum(max(1, len(re.findall(r"[.!?](?:\s|$)", strip_citations(x)))) for x in cited)
+        assert sentences <= 3, path
 
 
 def test_no_sentence_is_stated_twice_on_a_page(wiki: Path) -> None:
+    """Once in the body, from one source; the lead may quote it (a lead quotes, it never cuts), two
+    entries whose sources say the same words each keep them, citing their own source, and a list
+    is quoted whole even when another list says one of its items too."""
     for path, text in content_pages(wiki).items():
-        twice = [s for s, n in Counter(statements(text)).items() if n > 1]
+        lines = body_lines(text)
+        start = next(i for i, line in enumerate(lines) if line.startswith("## ")) if "\n## " in text else 0
+        said = [
+            (statement, frozenset(c.path for c in parse_citations(line, path)))
+            for line in lines[start:]
+            if not re.match(r"^(?:- |\d+\. )", line)
+            for statement in statements("\n---\n" + line)
+        ]
+        twice = [s for s, n in Counter(said).items() if n > 1]
         assert not twice, f"{path}: {twice[:3]}"
 
 
@@ -90,13 +113,15 @@ def test_pages_link_to_each_other_and_not_only_through_the_index(wiki: Path) -> 
     assert sum(bool(v) for v in out.values()) >= 0.9 * len(found)
     assert len(linked_from & set(found)) >= 0.9 * len(found)
     assert not any("[[" in t for t in pages(wiki).values())  # no unresolved wiki links
-    # every page that links here is listed at the end, under "Linked from" or already in "See also"
+    # every page that links here is listed at the end, under "Linked from" or already in "See also",
+    # unless "Linked from" holds its most (the closest first)
     for page, text in found.items():
         tail = text.split("\n## See also\n", 1)[-1] if "\n## See also\n" in text else ""
-        tail += text.split("\n## Linked from\n", 1)[-1] if "\n## Linked from\n" in text else ""
-        listed = page_links(wiki, page, tail)
+        linked_from = text.split("\n## Linked from\n", 1)[-1] if "\n## Linked from\n" in text else ""
+        listed = page_links(wiki, page, tail + linked_from)
+        assert len(page_links(wiki, page, linked_from)) <= LINKED_FROM
         missing = {p for p, targets in out.items() if page in targets} - listed
-        assert not missing, (page, missing)
+        assert not missing or len(page_links(wiki, page, linked_from)) == LINKED_FROM, (page, missing)
 
 
 def test_changes_page_lists_each_change_newest_first_with_both_sides_cited() -> None:

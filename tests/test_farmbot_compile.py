@@ -34,7 +34,16 @@ def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> N
     assert report.failed == [] and report.dropped == 0
     assert report.verified == report.sentences > 1000
     assert assert_every_fact_cited(farm) == report.citations
-    assert page_types(farm) == {"topic", "device", "guide", "comparison", "hub", "glossary"}
+    assert page_types(farm) == {
+        "topic",
+        "device",
+        "guide",
+        "comparison",
+        "hub",
+        "glossary",
+        "entity",
+        "directory",
+    }
     assert_reachable_from_index(farm)
     devices = {p for p in pages(farm) if p.startswith("wiki/devices/")}
     assert {"wiki/devices/farmbot-express.md", "wiki/devices/farmbot-genesis.md"} <= devices

@@ -78,7 +78,7 @@ def test_farmbot_plan_finds_the_models_comparisons_and_guides(farm: Path) -> Non
     # does not propose one
     assert {c["where"]["sun_requirements"] for c in crops} == {"Partial Sun"}
     assert len(schema["guides"]) >= 3
-    assert {"troubleshooting", "maintenance-and-care", "getting-started"} <= {
+    assert {"troubleshooting-guide", "maintenance-and-care", "getting-started-guide"} <= {
         g["id"] for g in schema["guides"]
     }
     assert {(t["source"], t.get("group_by")) for t in schema["topics"]} == {
@@ -105,7 +105,7 @@ def test_farmbot_compile_places_every_source_with_something_to_quote(farm: Path,
         missing = [i["id"] for i in schema[kind] if not (kb / "wiki" / folder / f"{i['id']}.md").exists()]
         assert not missing, (kind, missing)
     express = (kb / "wiki" / "comparisons" / "farmbot-models-compared.md").read_text("utf-8")
-    assert re.search(r"\| FarmBot Express \|.*\| 0\.5m \[articles/4635009\]", express)
+    assert re.search(r"\| \[?FarmBot Express\]?(?:\([^)]*\))? \|.*\| 0\.5m \[articles/4635009\]", express)
     assert check(kb).errors == []
 
 

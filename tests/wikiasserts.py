@@ -50,6 +50,7 @@ def assert_every_fact_cited(root: Path) -> int:
     number of citations checked."""
     docs = {d.path: d for d in load_layer1(root)}
     doc_anchors = {p: anchors(d.body) for p, d in docs.items()}
+    about = {s.path: s.config.get("about", "") for s in planned(root)}
     checked = 0
     for path, text in pages(root).items():
         if path.startswith("wiki/index"):
@@ -64,6 +65,8 @@ def assert_every_fact_cited(root: Path) -> int:
                 continue
             if _is_navigation(stripped):
                 continue  # links between pages: "See also", "Linked from", "Mentioned in: …"
+            if about.get(path) and stripped == f"*{about[path]}*":
+                continue  # what the page is, in the plan's words (a guide's purpose, a contents line)
             if stripped.startswith("|"):
                 cells = stripped.strip("|").split(" | ")
                 if header:  # the first row of a table is its header

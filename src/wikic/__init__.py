@@ -1,3 +1,3 @@
 """wikic: compile API knowledge into a cited, incrementally built wiki."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -10,6 +10,7 @@ from ..compile.draft import SUPERSEDED_MARK
 from ..compile.pageplan import current_of
 from ..compile.versions import is_superseded, section_key
 from ..core.facts import fact_for_label, is_bookkeeping
+from ..core.markdown import plain_inline
 from .findings import Finding, finding, short
 from .pages import Statement
 from .state import KB
@@ -17,9 +18,25 @@ from .state import KB
 
 def rule_citations(kb: KB) -> Iterator[Finding]:
     """uncited-sentence, unsupported-citation and superseded-citation."""
+    about = (
+        {s.path: " ".join(plain_inline(s.config.get("about") or "").split()) for s in kb.plan.pages}
+        if kb.plan
+        else {}
+    )
     for page in kb.content_pages:
         uncited_rows: dict[int, list[str]] = defaultdict(list)
         for st in page.statements:
+            if st.kind == "about":
+                kept = set(page.meta.get("sources") or []) & set(kb.unreadable)  # kept as it was
+                if st.text != about.get(page.path) and not kept:  # the description the plan made
+                    yield finding(
+                        "uncited-sentence",
+                        page.path,
+                        st.line,
+                        f"{short(st.text)!r} is not what the plan says this page is about "
+                        f"({short(about.get(page.path) or 'nothing')!r}); recompile, or cite what it says",
+                    )
+                continue
             if not st.cites:
                 if st.kind == "cell":
                     uncited_rows[st.line].append(st.label)

@@ -32,7 +32,7 @@ class Statement:
     line: int
     text: str
     cites: tuple[Citation, ...]
-    kind: str = "sentence"  # sentence | cell
+    kind: str = "sentence"  # sentence | cell | about (a page's description under its title)
     in_note: bool = False
     label: str = ""  # cell: "<row label> / <column>"
 
@@ -204,15 +204,26 @@ def _is_nav(text: str) -> bool:
     return not re.search(r"[^\W_]", rest)
 
 
+_ABOUT = re.compile(r"^\*[^*\s](?:.*[^*\s])?\*$")  # '*What to do before a trip …*', alone on its line
+
+
 def _statements(page: WikiPage) -> Iterator[Statement]:
     see_also_level = 0  # inside a 'See also' section of this heading level
     in_note = False
     header: list[str] = []
     prev_table = False
+    after_title = False  # the next text line is the one right under the page's title
     lines = list(_body_lines(page))
     for idx, (n, line) in enumerate(lines):
         stripped = line.strip()
+        if after_title and stripped:
+            after_title = False
+            if _ABOUT.match(stripped) and not CITE_LINK.search(stripped):
+                yield Statement(n, " ".join(plain_inline(stripped).split()), (), "about")
+                continue
         h = heading(line)
+        if h and h[0] == 1:
+            after_title = True
         if h:
             level = h[0]
             if see_also_level and level <= see_also_level:

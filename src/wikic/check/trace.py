@@ -91,7 +91,7 @@ def trace(root: Path, target: str) -> TraceReport:
     require_kb(root)
     name, line = parse_target(target)
     page = read_page(root, find_page(root, name))
-    statements = page.statements
+    statements = [s for s in page.statements if s.kind != "about"]  # the page's own words cite nothing
     if line is not None:
         if not 1 <= line <= len(page.lines):
             raise ConfigError(f"{page.path}: line {line} is past the end ({len(page.lines)} lines)")

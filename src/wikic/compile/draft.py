@@ -80,7 +80,7 @@ class Cell:
 
 @dataclass(frozen=True)
 class Block:
-    """``kind`` is heading | para | bullets | steps | table | note | code | links.
+    """``kind`` is heading | para | bullets | steps | table | note | code | links | about.
 
     heading: ``text``, ``level``; para/bullets/steps: ``sentences`` (steps are numbered); table:
     ``header`` and ``rows``; note: a superseded statement kept with its date, ``text`` is the
@@ -133,6 +133,7 @@ class Navigation:
     """
 
     names: tuple[tuple[tuple[str, ...], str], ...] = ()
+    proper: tuple[tuple[str, ...], ...] = ()  # names that link only where written as a name
     see_also: tuple[tuple[str, str], ...] = ()
     backlinks: tuple[tuple[str, str], ...] = ()
     mentions: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
@@ -163,7 +164,7 @@ class _Linker:
     """Links the first mention of each subject in a section of a page."""
 
     def __init__(self, nav: Navigation, page_path: str):
-        self.names = Names({k: Target(href) for k, href in nav.names})
+        self.names = Names({k: Target(href) for k, href in nav.names}, frozenset(nav.proper))
         self.page = page_path
         self.done: set[tuple[str, ...]] = set()
 
@@ -237,6 +238,8 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
             lines += [_line("- ", s, page_path, link) for s in b.sentences] + [""]
         elif b.kind == "steps":
             lines += [_line(f"{n}. ", s, page_path, link) for n, s in enumerate(b.sentences, 1)] + [""]
+        elif b.kind == "about":
+            lines += [f"*{escape_block_start(b.text.replace('*', ''))}*", ""]
         elif b.kind == "code":
             fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", b.text)), default=0))
             lines += [fence, b.text, fence, ""]

@@ -143,12 +143,18 @@ def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
 
 def merge_repeats(blocks: list[Block]) -> list[Block]:
     """No sentence twice on a page: when two sources on it say the same thing, the later copy is
-    dropped and its citations join the first (so both sources still reach the page)."""
+    dropped and its citations join the first (so both sources still reach the page). The lead
+    (before the first heading) quotes the body, so its sentences are no first copies."""
     first: dict[str, tuple[int, int]] = {}
     extra: dict[tuple[int, int], list] = {}
     drop: set[tuple[int, int]] = set()
+    lead = next((i for i, b in enumerate(blocks) if b.kind == "heading"), len(blocks))
     for bi, b in enumerate(blocks):
-        if b.kind not in PROSE_KINDS or b.kind == "note":
+        if b.kind not in PROSE_KINDS or b.kind == "note" or bi < lead:
+            continue
+        if b.kind in ("bullets", "steps"):  # a list is quoted whole: its items are never dropped
+            for si, s in enumerate(b.sentences):
+                first.setdefault(" ".join(s.text.split()), (bi, si))
             continue
         for si, s in enumerate(b.sentences):
             key = " ".join(s.text.split())
@@ -157,6 +163,26 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
                 extra.setdefault(first[key], []).extend(s.cites)
             else:
                 first[key] = (bi, si)
+    # a repeat that is all an entry says (two parts described in the same words) stays: its
+    # entry keeps its heading and its own citation
+    for section in _entries(blocks):
+        mine = {
+            (bi, si)
+            for bi in section
+            for si in range(len(blocks[bi].sentences))
+            if blocks[bi].kind in PROSE_KINDS
+        }
+        others = [bi for bi in section if blocks[bi].kind not in PROSE_KINDS]
+        if mine and mine <= drop and not others:
+            drop -= mine
+            for bi, si in mine:
+                s = blocks[bi].sentences[si]
+                first_copy = first[" ".join(s.text.split())]
+                extra[first_copy] = [
+                    c
+                    for c in extra.get(first_copy, [])
+                    if c not in s.cites or c in blocks[first_copy[0]].sentences[first_copy[1]].cites
+                ]
     if not drop:
         return blocks
     out = []
@@ -172,6 +198,18 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         if sentences:
             out.append(replace(b, sentences=sentences))
     return prune(out)
+
+
+def _entries(blocks: list[Block]) -> list[list[int]]:
+    """The block indexes of each level-2 section's content (what follows its heading up to the
+    next level-2 heading; sub-headings aside)."""
+    out: list[list[int]] = []
+    for bi, b in enumerate(blocks):
+        if b.kind == "heading" and b.level <= 2:
+            out.append([])
+        elif out and b.kind != "heading":
+            out[-1].append(bi)
+    return out
 
 
 def count_facts(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, int]:

@@ -17,15 +17,18 @@ from pathlib import Path
 from ..core.config import Fields, load_yaml
 from ..core.errors import ConfigError
 from ..core.fsutil import atomic_write, write_if_changed
+from ..core.markdown import github_slug
 from .librarian.extract import denied
 
-TYPE_ORDER = ("hub", "device", "comparison", "guide", "topic", "glossary", "changes")
+TYPE_ORDER = ("hub", "device", "comparison", "guide", "topic", "directory", "entity", "glossary", "changes")
 TYPE_HEADINGS = {
     "hub": "Overviews",
     "device": "Devices",
     "comparison": "Comparisons",
     "guide": "Guides",
     "topic": "Topics",
+    "directory": "Directories",
+    "entity": "Entries",
     "glossary": "Glossary",
     "changes": "What changed",
 }
@@ -161,7 +164,8 @@ SPLIT_NOTE = "\nSome groups are listed on pages of their own to keep this page w
 
 
 def _sub_indexes(t: str, items: list[Entry], budget: int, files: dict[str, str]) -> list[str]:
-    """Write one group's lines to ``wiki/index/<type>s[-n].md`` parts; returns the top-level lines."""
+    """Write one group's lines to ``wiki/index/<group>[-n].md`` parts ('topics', 'entries-2');
+    returns the top-level lines."""
     heading = TYPE_HEADINGS.get(t, t.title())
     chunks: list[list[Entry]] = [[]]
     for e in items:
@@ -173,7 +177,7 @@ def _sub_indexes(t: str, items: list[Entry], budget: int, files: dict[str, str])
             chunks[-1] = candidate
     out = [f"\n## {heading}\n\n"]
     for n, chunk in enumerate(chunks, 1):
-        name = f"{t}s" + (f"-{n}" if len(chunks) > 1 else "")
+        name = github_slug(heading) + (f"-{n}" if len(chunks) > 1 else "")
         files[f"wiki/index/{name}.md"] = (
             f"# {heading}" + (f" (part {n} of {len(chunks)})" if len(chunks) > 1 else "") + "\n\n"
             "[Back to the index](../index.md)\n\n" + "\n".join(_line(e, "wiki/index") for e in chunk) + "\n"

@@ -61,10 +61,15 @@ class Target:
 
 
 class Names:
-    """Subject names → where they live; ``spans`` finds them in text, longest first."""
+    """Subject names → where they live; ``spans`` finds them in text, longest first.
 
-    def __init__(self, names: dict[tuple[str, ...], Target]):
+    A name in ``proper`` (a one-word title that is also a common word: 'Points', 'Tools', 'Help')
+    counts only where it is written as a name, capitalised and not opening a sentence ('open the
+    Points panel'), never as the word ('a rogue access point', 'in the event', 'writing tool')."""
+
+    def __init__(self, names: dict[tuple[str, ...], Target], proper: frozenset = frozenset()):
         self.targets = names
+        self.proper = frozenset(k for k in proper if k in names)
         found: dict[str, set[int]] = {}  # first word → the lengths of names starting with it
         for key in names:
             found.setdefault(key[0], set()).add(len(key))
@@ -94,7 +99,8 @@ class Names:
                         and i > 0
                         and _is_verb(toks[i - 1].group(), last.group(), after.group() if after else "")
                     )
-                    if not verb and not _continued(text, last, after):
+                    common = key in self.proper and not _written_as_name(text, toks[i])
+                    if not verb and not common and not _continued(text, last, after):
                         out.append((toks[i].start(), last.end(), key))
                     i += size
                     break
@@ -105,6 +111,17 @@ class Names:
     def keys_in(self, text: str) -> set[tuple[str, ...]]:
         """The names in ``text`` (``spans`` without positions, for scanning whole documents)."""
         return {key for _, _, key in self.spans(text)} if self.targets else set()
+
+
+_OPENS = re.compile(r"(?:^|[.!?:;—–]|\s-|\n)[\s\"'(\[*_>#-]*$")  # after a full stop, a dash, a line break
+
+
+def _written_as_name(text: str, word: re.Match) -> bool:
+    """A word written as a name: capitalised, and not merely because it opens a sentence, a list
+    item or a heading."""
+    w = word.group()
+    shouting = len(w) > 4 and w.isupper()  # a button label ('press MOVE'), not the page's name
+    return w[0].isupper() and not shouting and not _OPENS.search(text[: word.start()])
 
 
 _MODALS = frozenset("can could will would shall should may might must cannot".split())

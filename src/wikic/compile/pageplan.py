@@ -10,17 +10,18 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..core.bm25 import BM25, tokens
+from ..core.bm25 import tokens
 from ..core.errors import ConfigError
 from ..core.facts import facts as field_facts
-from ..core.facts import is_unknown, label, prose_fields, restated_field
+from ..core.facts import field_label, is_bookkeeping, is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable
 from ..core.models import SourceDoc
-from . import versions
+from . import grouping, guides, versions
 from .disagreements import Disagreement, disagreements
+from .gather import FACETS, gather
 from .librarian.extract import (
     _IMAGE,
     MentionIndex,
@@ -42,7 +43,7 @@ from .links import (
     outline_of,
     rank_see_also,
 )
-from .schema import SINGLE_PAGE_TYPES, Comparison, Device, Guide, TopicRule, WikiSchema
+from .schema import SINGLE_PAGE_TYPES, Comparison, Device, TopicRule, WikiSchema
 from .timeline import Timeline, document_frequencies, sentences_of, timeline
 
 
@@ -74,6 +75,7 @@ class Plan:
     titles: dict[str, str] = field(default_factory=dict)  # page path → title
     timeline: Timeline = field(default_factory=Timeline)  # facts newer sources changed
     disputes: list[Disagreement] = field(default_factory=list)  # sources naming different things for one job
+    proper: frozenset = frozenset()  # subject names that link only where written as names (links.Names)
     notes: list[str] = field(default_factory=list)  # configured pages left out, and why
 
     def target(self, path: str, anchor: str = "") -> Target | None:
@@ -144,31 +146,6 @@ def comparison_rows(comp: Comparison, docs: list[SourceDoc]) -> list[SourceDoc]:
     return sorted(pool, key=lambda d: d.title.lower())
 
 
-def guide_sections(guide: Guide, docs: list[SourceDoc], superseded: dict[str, str]) -> list[tuple[str, str]]:
-    """The best (path, anchor) sections for a guide's query, at most two per document."""
-    pool = [
-        (d, s)
-        for d in docs
-        if (not guide.sources or d.source in guide.sources) and d.path not in superseded
-        for s in d.sections
-        if s.text.strip() and not versions.is_superseded(d.path, s.anchor, superseded)
-    ]
-    if not pool:
-        return []
-    index = BM25([f"{d.title} {' '.join(s.path)} {s.text}" for d, s in pool])
-    chosen: list[tuple[str, str]] = []
-    per_doc: Counter = Counter()
-    for i, _ in index.top(f"{guide.query} {guide.title}", len(pool)):
-        d, s = pool[i]
-        if per_doc[d.path] >= 2:
-            continue
-        per_doc[d.path] += 1
-        chosen.append((d.path, s.anchor))
-        if len(chosen) >= guide.limit:
-            break
-    return chosen
-
-
 def _group_value(d: SourceDoc, field_name: str) -> str:
     value = d.meta.get(field_name)
     if isinstance(value, list):
@@ -226,45 +203,111 @@ def group_field(docs: list[SourceDoc], target: int = 12) -> str:
     return best
 
 
+def _labels_field(docs: list[SourceDoc]) -> str:
+    """A field most documents fill with several short labels (their tags), or ''."""
+    from ..core.facts import NAME_FIELDS
+
+    counts: Counter = Counter()
+    for d in docs:
+        for k, v in d.meta.items():
+            if (
+                k not in NAME_FIELDS
+                and isinstance(v, list)
+                and v
+                and all(isinstance(x, str) and len(x) <= 40 for x in v)
+            ):
+                counts[k] += 1
+    found = [k for k, n in counts.items() if n * 2 >= len(docs)]
+    return max(found, key=lambda k: (counts[k], k)) if found else ""
+
+
 def _cluster_terms(docs: list[SourceDoc]) -> dict[str, str]:
-    """Group documents without a group field by their most distinctive shared title word."""
+    """Group documents without a group field by subject: the first of their labels (tags) that
+    another document shares, else their first label; without labels, by their most distinctive
+    shared title word (not one most titles use, like a brand name). A document with none stands
+    alone, titled by itself."""
+    field_name = _labels_field(docs)
+    if field_name:
+        df = Counter(str(x).strip() for d in docs for x in set(d.meta.get(field_name) or []))
+        out = {}
+        for d in docs:
+            labels = [str(x).strip() for x in d.meta.get(field_name) or [] if str(x).strip()]
+            shared = [x for x in labels if 2 <= df[x] <= max(2, len(docs) // 2)]
+            out[d.path] = shared[0] if shared else (labels[0] if labels else "")
+        return _alone(out, docs)
     df = Counter(t for d in docs for t in set(tokens(d.title)))
     out = {}
     for d in docs:
-        shared = [t for t in set(tokens(d.title)) if 2 <= df[t] < max(3, len(docs) // 2)]
+        shared = [t for t in set(tokens(d.title)) if 2 <= df[t] < max(3, len(docs) * 3 // 10)]
         out[d.path] = max(shared, key=lambda t: (df[t], t)) if shared else ""
-    return out
+    return _alone(out, docs)
 
 
-def topic_groups(rule: TopicRule, pool: list[SourceDoc]) -> list[tuple[str, list[SourceDoc], str]]:
-    """The topic pages of one rule over the documents it homes: (title, members, group value), a
-    group larger than ``max_sources`` split into numbered parts."""
+POOLED = 5  # documents sharing no subject share one page (titled by their titles) up to this many
+
+
+def _alone(terms: dict[str, str], docs: list[SourceDoc]) -> dict[str, str]:
+    """Documents that share no subject with another stay on one page while they are few (its
+    title names them); more stand alone, each titled by itself (no catch-all page)."""
+    alone = [d for d in docs if not terms[d.path]]
+    if len(alone) > POOLED:
+        terms.update({d.path: f"/{d.title}" for d in alone})
+    return terms
+
+
+def topic_groups(
+    rule: TopicRule, pool: list[SourceDoc], by_meaning: bool = True
+) -> list[tuple[str, list[SourceDoc], str, str]]:
+    """The topic pages of one rule over the documents it homes: (title, members, group value,
+    slug).
+    Folders are corrected by subject (``grouping.folder_groups``); a group too large for a page is
+    split by the words its members' titles share, then, if still too large, into numbered parts."""
     pool = [d for d in pool if d.source == rule.source]
     groups: dict[str, list[SourceDoc]] = defaultdict(list)
     terms = _cluster_terms(pool) if not rule.group_by else {}
     for d in pool:
         groups[_group_value(d, rule.group_by) if rule.group_by else terms[d.path]].append(d)
+    intro: dict[str, SourceDoc] = {}
+    subjects: set[str] | None = None
+    if rule.group_by and any("/" in v for v in groups):
+        cap = int(rule.max_sources * grouping.SPLIT_SLACK)
+        groups, intro, subjects = grouping.folder_groups(groups, cap, by_meaning)
     out = []
     unnamed = label(rule.source)
     if rule.group_by and any(groups) and "" in groups:
         unnamed = f"{unnamed} without {label(rule.group_by).lower()}"
-    titles = _group_titles(sorted(groups), rule.titles, unnamed, groups)
+    titles = _group_titles(sorted(groups), rule.titles, unnamed, groups, intro, subjects)
+    if not rule.group_by and "" in groups and "" not in rule.titles:
+        titles[""] = grouping.listed_title(groups[""])  # a few documents of no shared subject
     for value in sorted(groups):
-        members = sorted(groups[value], key=lambda d: (d.title.lower(), d.path))
-        title = titles[value]
-        parts = -(-len(members) // rule.max_sources)  # as few pages as fit, of even size
-        cuts = [len(members) * i // parts for i in range(parts + 1)]
-        chunks = [members[a:b] for a, b in zip(cuts, cuts[1:])]
-        for n, chunk in enumerate(chunks, 1):
-            part = title
-            if len(chunks) > 1:
-                span = (
-                    chunk[0].title
-                    if chunk[0].title == chunk[-1].title
-                    else f"{chunk[0].title} to {chunk[-1].title}"
-                )
-                part = f"{title} {n}: {span}"
-            out.append((part, chunk, value))
+        first = [intro[value]] if value in intro else []
+        rest = sorted((d for d in groups[value] if d not in first), key=lambda d: (d.title.lower(), d.path))
+        for title, members in grouping.split_by_subject(titles[value], first + rest, rule.max_sources):
+            parts = _parts(title, members, rule.max_sources)
+            # "Herbs 2: Basil to Mint" keeps the stable slug "herbs-2"; "Tubing: barbs" is a page of its
+            # own; the few documents of no shared subject keep the source's slug whatever they are
+            base = slugify(unnamed) if value == "" and not rule.group_by else ""
+            out += [
+                (t, chunk, value, base or slugify(t.split(":", 1)[0] if len(parts) > 1 else t))
+                for t, chunk in parts
+            ]
+    return out
+
+
+def _parts(title: str, members: list[SourceDoc], limit: int) -> list[tuple[str, list[SourceDoc]]]:
+    """A group still too large for one page in numbered parts of even size ('Herbs 2: Basil to
+    Mint')."""
+    if len(members) <= limit * grouping.SPLIT_SLACK:
+        return [(title, members)]
+    parts = -(-len(members) // limit)  # as few pages as fit, of even size
+    cuts = [len(members) * i // parts for i in range(parts + 1)]
+    chunks = [members[a:b] for a, b in zip(cuts, cuts[1:])]
+    out = []
+    for n, chunk in enumerate(chunks, 1):
+        span = (
+            chunk[0].title if chunk[0].title == chunk[-1].title else f"{chunk[0].title} to {chunk[-1].title}"
+        )
+        out.append((f"{title} {n}: {span}", chunk))
     return out
 
 
@@ -276,32 +319,55 @@ def _group_titles(
     configured: dict[str, str],
     unnamed: str = "Other",
     members: dict[str, list[SourceDoc]] | None = None,
+    intro: dict[str, SourceDoc] | None = None,
+    subjects: set[str] | None = None,
 ) -> dict[str, str]:
-    """Readable titles for group values: configured ones, else the last path segment (version
-    segments such as 'v1.1' skipped), widened with its parent segments while two values would
-    share a title, and written as the members write those words ('farmbot os' → 'FarmBot OS',
-    'bom' → 'BOM'). A value with no words left is titled by its one member, else ``unnamed``
-    (the source's name for a default rule)."""
+    """Readable titles for group values: configured ones, else the title of the document that
+    introduces the folder ('Drivetrain', 'Bill of Materials'), else the last path segment (version
+    segments such as 'v1.1' skipped) when its words are what the members talk about, written as
+    the members write them ('farmbot os' → 'FarmBot OS', 'bom' → 'BOM'), else the members' own
+    titles ('Getting Started, Demo the App and …'). Two values that would share a title are
+    widened with their parent segments. A value with no words left is titled by its one member,
+    else ``unnamed`` (the source's name for a default rule)."""
     members = members or {}
+    intro = intro or {}
 
     def words_of(value: str, depth: int) -> str:
         parts = [p for p in value.split("/") if p and not _VERSION_SEGMENT.match(p)][-depth:]
         text = " ".join(parts).replace("-", " ").replace("_", " ").strip()
         docs = members.get(value, [])
+        if value in intro and depth == 1:
+            return intro[value].title
         if not text:
             return docs[0].title if len(docs) == 1 and value else unnamed
+        # 'docs', 'intro': where a page was filed, not what it is about
+        filed = value not in subjects if subjects is not None else not grouping.is_subject(parts[-1], docs)
+        if "/" in value and depth == 1 and filed:
+            return grouping.listed_title(docs)
         return written_as(text, docs)
 
     out: dict[str, str] = {}
     depth = {v: 1 for v in values}
+    named_by: dict[str, str] = {}  # value → a title naming its members, when its own clashes
     for _ in range(6):
-        out = {v: configured.get(v) or words_of(v, depth[v]) for v in values}
+        out = {v: configured.get(v) or named_by.get(v) or words_of(v, depth[v]) for v in values}
         counts = Counter(out.values())
         clashes = [v for v in values if counts[out[v]] > 1 and v not in configured]
         if not clashes:
             break
+        # two folders introduced by a 'Troubleshooting' page: the larger keeps the title, the
+        # others say what they hold ('Troubleshooting: Picking Up Seeds, Water Pressure and …')
+        introduced = [v for v in clashes if v in intro and v not in named_by and depth[v] == 1]
+        largest = {
+            out[v]: max((x for x in introduced if out[x] == out[v]), key=lambda x: (len(members[x]), x))
+            for v in introduced
+        }
         for v in clashes:
-            depth[v] += 1
+            if v in introduced and largest[out[v]] != v:
+                rest = [d for d in members[v] if d is not intro[v]] or members[v]
+                named_by[v] = f"{out[v]}: {grouping.listed_title(rest)}"
+            elif v not in named_by and (v not in introduced or largest[out[v]] != v):
+                depth[v] += 1
     return out
 
 
@@ -351,7 +417,11 @@ class _Pages:
         return f"wiki/{folder}/{slug}.md" if folder else f"wiki/{slug}.md"
 
     def add(self, type_: str, slug: str, title: str, sources: list[str], config: dict) -> PageSpec:
-        path = self.path_of(type_, slug)
+        path, n, base = self.path_of(type_, slug), 1, slug
+        while (same := self.paths.get(path)) is not None and same.type == type_:
+            n += 1  # two pages of one name and type (a directory beside a topic): the second is -2
+            slug = f"{base}-{n}"
+            path = self.path_of(type_, slug)
         taken = self.paths.get(path)
         kept = self.kept.get(path, type_) != type_
         if taken is not None or kept or path in RESERVED or path.startswith("wiki/index/"):
@@ -382,10 +452,18 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     the whole KB yields (the timeline, disagreements, the change list, the glossary, links)."""
     superseded = supersession(docs, schema.versions)
     pages = _Pages(schema, superseded)
-    facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
+    facts_config = {
+        "show": list(schema.facts_show),
+        "hide": list(schema.facts_hide),
+        "units": schema.facts_units,
+    }
     device_specs = plan_devices(pages, schema, docs, facts_config)
     notes = plan_comparisons(pages, schema, docs, device_specs)
-    plan_guides(pages, schema, docs)
+    current = [d for d in docs if d.path not in superseded]
+    said = {d.path: sentences_of(d) for d in current}
+    df = document_frequencies(current)
+    tl = timeline(docs, superseded, said, df)
+    plan_guides(pages, schema, docs, tl, device_specs)
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
     pool = topic_pool(docs, superseded, homed, reasons)
@@ -400,8 +478,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 "superseded by a document that has no home" if d.path in superseded else "no rule"
             )
     plan_hubs(pages, docs, device_specs)
-    the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes)
-    plan_kb_wide(the_plan, pages, docs)
+    the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes, timeline=tl)
+    plan_kb_wide(the_plan, pages, docs, said, df)
     return the_plan
 
 
@@ -420,6 +498,11 @@ def plan_devices(
         ]  # a spec page shared by two devices lives on the first
         sources = pages.with_older(specs) + [d.path for d in found if d.path not in specs]
         config = {"device": device.__dict__, "spec_sources": list(device.sources), "spec_paths": specs}
+        current = [versions.current_view(d, pages.superseded) for d in found]
+        config["gathered"] = gather(device.__dict__, current, set(specs))
+        names = (*device.match, device.title)
+        if not specs and not naming_sentences(names, [d for d in current if d.path not in specs], True):
+            config["about"] = device_about(device.title, config["gathered"])
         spec = pages.add("device", device.id, device.title, sources, {**config, "facts": facts_config})
         device_specs.append(spec)
         pages.homes.update(dict.fromkeys(specs, spec.path))
@@ -438,21 +521,29 @@ def plan_comparisons(
             # Rows are devices; the sources are those that state a compared fact about one.
             wanted = set(comp.fields)
             srcs: list[str] = []
+            devices, silent = [], []
             for spec in device_specs:
                 current = [versions.current_view(by_path[p], pages.superseded) for p in spec.sources]
                 current = [d for d in current if d.path not in pages.superseded]
                 facts = device_facts(spec.config["device"], current)
-                srcs += [c.path for k, _, c in facts if k in wanted and c.path not in srcs]
+                stated = [c.path for k, _, c in facts if k in wanted]
+                srcs += [p for p in stated if p not in srcs]
+                (devices if stated else silent).append(spec.config["device"])
             if srcs:
-                devices = [s.config["device"] for s in device_specs]
-                pages.add(
-                    "comparison", comp.id, comp.title, srcs, {"comparison": comp.__dict__, "devices": devices}
-                )
+                about = comparison_about(comp, comp.fields)
+                if silent:  # a row of dashes says nothing: say so once instead
+                    names = [d["title"] for d in silent]
+                    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+                    about += f" The sources state none of these for the {listed}."
+                config = {"comparison": comp.__dict__, "devices": devices, "about": about}
+                pages.add("comparison", comp.id, comp.title, srcs, config)
             continue
         rows = comparison_rows(comp, docs)
         known = [f for f in comp.fields if any(not is_unknown(d.meta.get(f)) for d in rows)]
         if rows and known:  # a column no row knows (all 0 or empty) says nothing
-            config = {"comparison": comp.__dict__, "fields": known}
+            config = {"comparison": comp.__dict__, "fields": known, "about": comparison_about(comp, known)}
+            if schema.facts_units:
+                config["units"] = schema.facts_units
             pages.add("comparison", comp.id, comp.title, [d.path for d in rows], config)
         elif rows:
             notes.append(
@@ -461,12 +552,69 @@ def plan_comparisons(
     return notes
 
 
-def plan_guides(pages: _Pages, schema: WikiSchema, docs: list[SourceDoc]) -> None:
+def device_about(title: str, gathered: list[list[str]]) -> str:
+    """What a device page holds when no source says what the device is: 'What the sources say
+    about the FarmBot Express XL: set-up and use.'"""
+    facets = [
+        f if f.isupper() or f[1:].islower() is False else f.lower()
+        for f in FACETS
+        if any(g[0] == f for g in gathered)
+    ]
+    said = ", ".join(facets[:-1]) + f" and {facets[-1]}" if len(facets) > 1 else "".join(facets)
+    return f"What the sources say about the {title}" + (f": {said}." if said else ".")
+
+
+def comparison_about(comp: Comparison, fields: list[str] | tuple[str, ...]) -> str:
+    """What a comparison shows: its ``purpose`` in wiki.yaml, else its columns ('Spread, height
+    and sowing method, side by side.')."""
+    if comp.purpose:
+        return comp.purpose
+    labels = [field_label(f) if "_" in f or f.islower() else f for f in fields]
+    listed = ", ".join(labels[:-1]) + f" and {labels[-1].lower()}" if len(labels) > 1 else labels[0]
+    of = "each model" if comp.of == "devices" else f"each of the {label(comp.of).lower()} listed"
+    return f"{listed[:1].upper()}{listed[1:]} of {of}, side by side."
+
+
+CONTENTS = 6  # entries named in a topic page's contents line
+CONTENTS_PREFIX = "On this page: "
+
+
+def contents_line(titles: list[str]) -> str:
+    """A topic page's opening line: the entries it holds, by their titles ('On this page: How
+    long does a full water tank last? · …'), the first few and how many more."""
+    shown = [" ".join(t.split()) for t in titles[:CONTENTS]]
+    more = len(titles) - len(shown)
+    return CONTENTS_PREFIX + " · ".join(shown) + (f" · and {more} more" if more > 0 else "")
+
+
+def plan_guides(
+    pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], tl: Timeline, device_specs: list[PageSpec]
+) -> None:
+    by_path = {d.path: d for d in docs}
+    devices = [
+        (
+            s.config["device"],
+            [versions.current_view(by_path[p], pages.superseded) for p in s.config["spec_paths"]],
+        )
+        for s in device_specs
+    ]
+    sources = entry_sources(schema, docs)
+    entries = {d.path for d in docs if d.source in sources}
+    quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
     for guide in schema.guides:
-        sections = guide_sections(guide, docs, pages.superseded)
-        if sections:
-            srcs = list(dict.fromkeys(p for p, _ in sections))
-            config = {"guide": guide.__dict__, "sections": [list(s) for s in sections]}
+        found = guides.plan_guide(
+            guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable
+        )
+        if found.sections:
+            srcs = list(dict.fromkeys([p for p, _ in found.sections] + found.table_sources))
+            config = {
+                "guide": guide.__dict__,
+                "sections": [list(s) for s in found.sections],
+                "phases": found.phases,
+                "about": guide.purpose,
+            }
+            if found.table:
+                config["table"] = found.table
             pages.add("guide", guide.id, guide.title, pages.with_older(srcs), config)
 
 
@@ -486,39 +634,111 @@ def topic_pool(
     return pool
 
 
+ENTITY_MENTIONS = 3  # sentences of other sources quoted on an entry's page, by default
+
+
+def reference_entries(docs: list[SourceDoc]) -> bool:
+    """Whether a source reads like an encyclopedia: ten or more entries with short names and numeric
+    fields (species, parts, materials), rather than articles or questions."""
+    if len(docs) < 10:
+        return False
+    numbers = sorted(
+        sum(
+            1
+            for k, v in d.meta.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not is_bookkeeping(k)
+        )
+        for d in docs
+    )
+    lengths = sorted(len(d.title.split()) for d in docs)
+    return numbers[len(docs) // 2] >= 2 and lengths[len(docs) // 2] <= 4
+
+
+def entry_sources(schema: WikiSchema, docs: list[SourceDoc]) -> set[str]:
+    """The sources whose records get a page each: configured with ``entity_pages``, else those
+    that read as reference entries."""
+    configured = {r.source: r.entity_pages for r in schema.topics if r.entity_pages is not None}
+    by_source: dict[str, list[SourceDoc]] = defaultdict(list)
+    for d in docs:
+        by_source[d.source].append(d)
+    return {
+        s
+        for s, ds in by_source.items()
+        if configured.get(s, reference_entries(ds) if s not in configured else False)
+    }
+
+
 def plan_topics(
     pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], pool: list[SourceDoc], facts_config: dict
 ) -> None:
     """Every other document is homed on a topic page: by its source's rule, or by a default rule
     that groups the source by its most informative field (else by shared title words). One
-    subject, one page: groups of different sources with the same title share a page."""
+    subject, one page: groups of different sources with the same title share a page. A source of
+    reference entries (a crop encyclopedia) gets a page per entry and a directory per group."""
     superseded = pages.superseded
     topics: dict[str, tuple[str, list[str], list[str], dict[str, list]]] = {}
     family: dict[str, str] = {}
+    directories: list[tuple[str, str, list[SourceDoc], dict]] = []
     for rule in topic_rules(schema.topics, pool):
+        own = [d for d in pool if d.source == rule.source]
+        entities = rule.entity_pages if rule.entity_pages is not None else reference_entries(own)
+        mentions = rule.mentions or (ENTITY_MENTIONS if entities else 0)
         index = None
-        if rule.mentions:
+        if mentions:
             current = [d for d in docs if d.source != rule.source and d.path not in superseded]
             index = MentionIndex([versions.current_view(d, superseded) for d in current])
-        for title, members, value in topic_groups(rule, pool):
+        for title, members, value, slug in topic_groups(
+            replace(rule, max_sources=1 << 30) if entities else rule, pool, schema.semantic
+        ):
+            quoted = {}
+            for d in members if index else ():
+                found = index.find([d.title, *aliases(d)], d.path, mentions)
+                if found:
+                    quoted[d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
+            if entities:
+                directories.append((title, rule.source, members, quoted))
+                continue
             if all(dated_title(d) != d.title for d in members):  # posts: newest first
                 members = sorted(members, key=lambda d: dated_title(d)[-11:-1], reverse=True)
-            slug = slugify(title.split(":", 1)[0])  # "Herbs 2: Basil to Mint" → stable slug "herbs-2"
             # 'v15/app/plants' belongs with 'v15/app/photos': one family of the source's structure
             family.setdefault(slug, f"{rule.source}:{value.rpartition('/')[0]}" if "/" in value else "")
             entry = topics.setdefault(slug, (title, [], [], {}))
             entry[1].extend(d.path for d in members)
             entry[2].append(rule.source)
-            for d in members if index else ():
-                found = index.find([d.title, *aliases(d)], d.path, rule.mentions)
-                if found:
-                    entry[3][d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
+            entry[3].update(quoted)
+    by_path = {d.path: d for d in docs}
     for slug, (title, members, sources, quoted) in topics.items():
         config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
+        config["about"] = contents_line([by_path[p].title for p in members])
         if family.get(slug):
             config["family"] = family[slug]
         spec = pages.add("topic", slug, title, pages.with_older(members), config)
         pages.homes.update(dict.fromkeys(members, spec.path))
+    named = {key_of(t[0]) for t in topics.values()}
+    for title, source, members, quoted in directories:  # 'Microgreens' the posts, 'Microgreens (plants)'
+        title = title if key_of(title) not in named else f"{title} ({label(source).lower()})"
+        plan_entries(pages, title, members, quoted, facts_config)
+
+
+def plan_entries(
+    pages: _Pages, title: str, members: list[SourceDoc], quoted: dict[str, list], facts_config: dict
+) -> None:
+    """A page per entry (its home: all of it, and what other sources say about it, quoted) and a
+    directory of the group listing each entry with its opening sentence."""
+    listed = []
+    for d in members:
+        mentions = quoted.get(d.path, [])
+        config = {
+            "members": [d.path],
+            "mentions": {d.path: mentions} if mentions else {},
+            "facts": facts_config,
+        }
+        sources = pages.with_older([d.path]) + sorted({m[0] for m in mentions} - {d.path})
+        spec = pages.add("entity", slugify(d.title), d.title, sources, config)
+        pages.homes[d.path] = spec.path
+        listed.append([d.path, spec.path])
+    config = {"listed": listed, "about": contents_line([d.title for d in members])}
+    pages.add("directory", slugify(title.split(":", 1)[0]), title, [d.path for d in members], config)
 
 
 def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]) -> None:
@@ -530,13 +750,10 @@ def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]
         pages.add("hub", slug, title, sorted({f[0] for f in found if f}), {"models": models})
 
 
-def plan_kb_wide(the_plan: Plan, pages: _Pages, docs: list[SourceDoc]) -> None:
-    """What only the whole KB shows: the timeline of changed statements and the change list,
-    disagreements between sources, the glossary, and the links between pages."""
+def plan_kb_wide(the_plan: Plan, pages: _Pages, docs: list[SourceDoc], said: dict, df: Counter) -> None:
+    """What only the whole KB shows: the change list (from the plan's timeline of changed
+    statements), disagreements between sources, the glossary, and the links between pages."""
     current = [d for d in docs if d.path not in the_plan.superseded_by]
-    said = {d.path: sentences_of(d) for d in current}
-    df = document_frequencies(current)
-    the_plan.timeline = timeline(docs, the_plan.superseded_by, said, df)
     the_plan.disputes = disagreements(current, said, df)
     chains = change_entries(the_plan.timeline)
     if chains:
@@ -554,6 +771,7 @@ def section_keys(spec: PageSpec) -> list[str]:
     """The sources a page quotes or points to, as 'path' or 'path#anchor' (the sections it uses)."""
     keys = list(spec.sources)
     keys += [f"{p}#{a}" for p, a in spec.config.get("sections", ())]
+    keys += [f"{p}#{a}" for _, p, a in spec.config.get("gathered", ())]
     keys += [f"{e[1]}#{e[2]}" for e in spec.config.get("entries", ())]
     keys += [f"{s[0]}#{s[1]}" for c in spec.config.get("chains", ()) for s in c["statements"]]
     keys += [f"{d[2]}#{d[3]}" for d in spec.config.get("models", ()) if len(d) > 2]
@@ -592,14 +810,16 @@ GLOSSARY_MAX = 120
 
 def defining_sentence(device: dict, docs: list[SourceDoc]) -> tuple[str, str, str] | None:
     """(path, anchor, sentence) of the first sentence, among ``docs``, that says what the device
-    is, else of the first sentence that names it."""
+    is, else of the first whose subject it is ('FarmBot Genesis kits include …'), as its own
+    page's lead; a sentence that only mentions it ('… (for Express XL kits only) …') says
+    nothing of what it is."""
     names = (device["title"], *device.get("match", ()))
     for doc in docs:
         for anchor, sentence in sentences_of(doc):
             m = _DEFINITION.match(sentence)
             if m and any(key_of(m.group("term")) == key_of(n) for n in names):
                 return doc.path, anchor, sentence
-    found = naming_sentences(names, docs)
+    found = naming_sentences(names, docs, subject_only=True)
     if found:
         return found[0].cites[0].path, found[0].cites[0].anchor, found[0].text
     return None
@@ -662,22 +882,34 @@ class Subjects:
 
 def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = ()) -> Subjects:
     """Anchor every source's entry on its home, and scan every current document once for the
-    names of devices and entries (and ``extra`` names, such as glossary terms)."""
+    names of devices and entries (and ``extra`` names, such as glossary terms).
+
+    An entry page's name (a crop) links however it is written; a one-word device name ('Genesis')
+    or entry title on a topic page ('Points') links only where written as a name (see ``Names``)."""
     by_path = {d.path: d for d in docs}
     anchors: dict[str, str] = {}
-    entries: list[tuple[str, Target]] = []
+    entries: list[tuple[str, Target, bool]] = []  # (title, where, a thing with a page of its own)
     devices: dict[tuple[str, ...], Target] = {}
+    proper: set[tuple[str, ...]] = set()
     for spec in the_plan.pages:
         if spec.type == "topic":
             members = [by_path[p] for p in spec.config["members"] if p in by_path]
             outline = outline_of([(dated_title(d), d) for d in members])
+        elif spec.type == "entity":
+            members = [by_path[p] for p in spec.config["members"] if p in by_path]
+            outline = [x for x in outline_of([(d.title, d) for d in members]) if "#" in x[1]]
+            anchors.update(dict.fromkeys((d.path for d in members), ""))
+            entries += [(d.title, Target(spec.path), True) for d in members]
         elif spec.type == "device":
             specs = [by_path[p] for p in spec.config["spec_paths"] if p in by_path]
             outline = [("Specifications", "")] + [x for x in outline_of([("", d) for d in specs]) if x[0]]
             device = spec.config["device"]
             for name in [device["title"], *device.get("match", ())]:
-                if key_of(name):
-                    devices.setdefault(key_of(name), Target(spec.path))
+                key = key_of(name)
+                if key:
+                    devices.setdefault(key, Target(spec.path))
+                    if len(key) == 1:
+                        proper.add(key)
             anchors.update(dict.fromkeys((d.path for d in specs), ""))
         else:
             continue
@@ -685,13 +917,17 @@ def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, 
         for key, anchor in found.items():
             anchors.setdefault(key, anchor)
         if spec.type == "topic":
-            entries += [(d.title, Target(spec.path, found.get(d.path, ""))) for d in members]
+            entries += [(d.title, Target(spec.path, found.get(d.path, "")), False) for d in members]
     the_plan.anchors = anchors
     by_name: dict[tuple[str, ...], list[Target]] = defaultdict(list)
-    for title, target in entries:
+    things: set[tuple[str, ...]] = set()
+    for title, target, thing in entries:
         if is_name(title):
             by_name[key_of(title)].append(target)
-    probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")))
+            if thing:
+                things.add(key_of(title))
+    proper |= {k for k in by_name if len(k) == 1 and k not in things}
+    probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")), frozenset(proper))
     current = [d for d in docs if d.path not in the_plan.superseded_by]
     in_doc = {d.path: probe.keys_in(d.title + "\n" + plain_inline(d.body)) for d in current}
     counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
@@ -700,7 +936,8 @@ def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, 
     for key, targets in sorted(by_name.items()):
         if len(targets) == 1 and key not in names and counts[key] <= common:
             names[key] = targets[0]
-    return Subjects(Names(names), in_doc, counts)
+    the_plan.proper = frozenset(k for k in proper if k in names)
+    return Subjects(Names(names, the_plan.proper), in_doc, counts)
 
 
 def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
@@ -711,17 +948,19 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
     links: dict[str, dict] = {}
     for spec in the_plan.pages:
         found: set = set()
-        if spec.type == "topic":
+        if spec.type in ("topic", "entity"):
             for p in spec.config["members"]:
                 found |= subjects.in_doc.get(p, set())
+            for quoted in (spec.config.get("mentions") or {}).values():
+                found |= {k for _, _, text in quoted for k in names.keys_in(text)}
         elif spec.type == "device":
             for p in spec.config["spec_paths"]:
                 found |= subjects.in_doc.get(p, set())
+            sections = [(p, a) for _, p, a in spec.config.get("gathered", ())]
+            found |= _names_in_sections(names, by_path, sections)
         elif spec.type == "guide":
-            for p, a in spec.config["sections"]:
-                section = by_path[p].section(a) if p in by_path else None
-                if section is not None:
-                    found |= names.keys_in(plain_inline(section.text))
+            found |= _names_in_sections(names, by_path, spec.config["sections"])
+            found |= {key_of(row[0]) for row in (spec.config.get("table") or {}).get("rows", ())}
         elif spec.type == "hub":
             found |= {key_of(title) for _, title, *_ in spec.config["models"]}
         elif spec.type == "comparison":
@@ -744,6 +983,8 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
                     outgoing[spec.path].add(target.path)
         if spec.type == "hub":
             outgoing[spec.path] |= {path for path, *_ in spec.config["models"]}
+        if spec.type == "directory":
+            outgoing[spec.path] |= {page for _, page in spec.config["listed"]}
         for found_in in (spec.config.get("mentions") or {}).values():  # where others name its entries
             outgoing[spec.path] |= {the_plan.homes[p] for p, _, _ in found_in if p in the_plan.homes}
         outgoing[spec.path] |= noted_targets(the_plan, spec)
@@ -767,8 +1008,41 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
             the_plan.see_also[spec.path] = tuple(p for p in the_plan.see_also[spec.path] if p not in listed)
     for p, related in the_plan.see_also.items():
         outgoing[p] = outgoing[p] | set(related)
-    the_plan.backlinks = backlinks(outgoing)
     the_plan.titles = {s.path: s.title for s in the_plan.pages}
+    the_plan.backlinks = ranked_backlinks(the_plan, backlinks(outgoing), links)
+
+
+LINKED_FROM = 8  # pages listed under 'Linked from', the closest first
+_KIN = ("guide", "device", "comparison", "hub", "topic", "directory", "entity", "glossary", "changes")
+
+
+def ranked_backlinks(the_plan: Plan, found: dict[str, tuple[str, ...]], links: dict[str, dict]) -> dict:
+    """Each page's 'Linked from', at most ``LINKED_FROM``: pages that name it in their text first,
+    then by kind (guides and device pages before topic pages and entries), then by title."""
+    kinds = {s.path: s.type for s in the_plan.pages}
+    named = {p: {t.path for t in ls.values()} for p, ls in links.items()}
+    out = {}
+    for page, sources in found.items():
+        ranked = sorted(
+            sources,
+            key=lambda q: (
+                page not in named.get(q, ()),
+                _KIN.index(kinds[q]) if kinds.get(q) in _KIN else len(_KIN),
+                the_plan.titles.get(q, q).lower(),
+                q,
+            ),
+        )
+        out[page] = tuple(ranked[:LINKED_FROM])
+    return out
+
+
+def _names_in_sections(names: Names, by_path: dict[str, SourceDoc], sections) -> set:
+    found: set = set()
+    for p, a in sections:
+        section = by_path[p].section(a) if p in by_path else None
+        if section is not None:
+            found |= names.keys_in(plain_inline(section.text))
+    return found
 
 
 def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:

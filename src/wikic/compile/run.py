@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
@@ -46,7 +47,8 @@ from .pageplan import PageSpec, Plan, section_keys
 from .pageplan import plan as make_plan
 from .report import CompileReport, diffstat
 from .schema import WikiSchema, load_wiki_schema
-from .searchindex.store import update_index
+from .searchindex.store import IndexStore, update_index
+from .similarity import stored_in
 from .state import (
     FACTS,
     STATE_VERSION,
@@ -96,7 +98,8 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
 
     names = tuple((list(k), href(t)) for k, t in plan.links.get(spec.path, {}).items())
     mentions = []
-    for doc, found in sorted((spec.config.get("mentions") or {}).items()):
+    quoted = spec.type == "entity"  # an entry's page quotes what others say of it; no link list
+    for doc, found in sorted((spec.config.get("mentions") or {}).items() if not quoted else ()):
         targets: dict[str, str] = {}
         for path, anchor, _ in found:
             target = plan.target(path, anchor)
@@ -130,6 +133,7 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
         outdated=tuple(dict.fromkeys(outdated)),
         disputes=tuple(dict.fromkeys(disputes)),
         names=tuple((tuple(k), h) for k, h in names),
+        proper=tuple(tuple(k) for k, _ in names if tuple(k) in plan.proper),
         homes=tuple((k, h, t) for k, (h, t) in homes.items()),
         see_also=tuple((p, plan.titles[p]) for p in plan.see_also.get(spec.path, ())),
         backlinks=tuple((p, plan.titles[p]) for p in plan.backlinks.get(spec.path, ())),
@@ -253,7 +257,7 @@ def compile_wiki(
         if inputs.unchanged and not dry_run and pages is None:
             restore_report(report, inputs.state)
         else:
-            work = plan_work(root, inputs, schema, lib, report)
+            work = plan_work(root, inputs, schema, lib, report, indexed=not dry_run)
             if pages is not None or limit is not None:
                 work.jobs, report.skipped = select_jobs(work.jobs, work.plan, pages, limit)
                 work.to_remove = []
@@ -284,14 +288,39 @@ def restore_report(report: CompileReport, state: dict) -> None:
     report.coverage = state.get("coverage", {})
 
 
-def plan_work(root: Path, inputs: Inputs, schema: WikiSchema, lib: Librarian, report: CompileReport) -> Work:
+@contextmanager
+def planning_vectors(
+    root: Path, schema: WikiSchema, docs: dict[str, SourceDoc], report: CompileReport, indexed: bool
+) -> Iterator[None]:
+    """Where the planner's vectors come from: layer 1 goes into the search index first (a changed
+    section is embedded there, once) and the planner reads the index's vectors; a dry run, which
+    writes nothing, or a KB matching by words only, plans without the index."""
+    if not (indexed and schema.semantic):
+        yield
+        return
+    with IndexStore(root) as index:
+        index.update_for(report, docs=docs, semantic=schema.semantic)
+        with stored_in(index.conn):
+            yield
+
+
+def plan_work(
+    root: Path,
+    inputs: Inputs,
+    schema: WikiSchema,
+    lib: Librarian,
+    report: CompileReport,
+    indexed: bool = True,
+) -> Work:
     """Parse layer 1, plan every page, and keep the jobs whose fingerprint changed (or whose page
-    was edited by hand since the last compile wrote it)."""
+    was edited by hand since the last compile wrote it). ``indexed``: the search index is brought
+    up to date first and lends the planner its vectors (not on a dry run)."""
     skipped: dict[str, str] = {}
     docs_list = load_layer1(root, inputs.files, skipped)
     report.unreadable = list(skipped.values())
     docs = {d.path: d for d in docs_list}
-    the_plan = make_plan(docs_list, schema)
+    with planning_vectors(root, schema, docs, report, indexed):
+        the_plan = make_plan(docs_list, schema)
     report.unplaced, report.reasons = the_plan.unplaced, the_plan.reasons
     report.notes += the_plan.notes
     unanchored = model_written(the_plan, lib.name)

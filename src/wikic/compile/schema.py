@@ -14,7 +14,7 @@ from ..core.errors import ConfigError
 from ..core.fsutil import canonical_json, read_regular, sha256_tag
 from .citations import DEFAULT_MIN_OVERLAP
 
-PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes")
+PAGE_TYPES = ("topic", "device", "guide", "comparison", "hub", "glossary", "changes", "entity", "directory")
 DEFAULT_FOLDERS = {
     "topic": "topics",
     "device": "devices",
@@ -23,6 +23,8 @@ DEFAULT_FOLDERS = {
     "hub": "hubs",
     "glossary": "",  # wiki/glossary.md
     "changes": "",  # wiki/changes.md
+    "entity": "entries",  # one page per reference entry (a crop, a plant)
+    "directory": "topics",  # the list of a group's entries, beside the topic pages
 }
 SINGLE_PAGE_TYPES = ("glossary", "changes")  # one page each, named for the type
 BACKENDS = ("offline", "anthropic", "openai")
@@ -76,6 +78,7 @@ class TopicRule:
     titles: dict[str, str] = field(default_factory=dict)
     max_sources: int = 12
     mentions: int = 0  # per source: up to this many sentences of other sources that name it
+    entity_pages: bool | None = None  # a page per record (None: when the records read as reference entries)
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ class WikiSchema:
     hash: str  # of everything above: a change recompiles every page
     facts_show: tuple[str, ...] = ()  # only these frontmatter fields are shown as facts (all when empty)
     facts_hide: tuple[str, ...] = ()  # frontmatter fields never shown as facts
+    facts_units: dict[str, str] = field(default_factory=dict)  # unit of a field its name does not say
     versions: tuple[VersionChain, ...] = ()
     semantic: bool = True  # search.semantic: match by meaning too (the bundled embedding), not only words
 
@@ -172,6 +176,10 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
     ver.done()
     ff = Fields(top.get("facts", dict, {}), f"{path}: facts")
     facts_show, facts_hide = _str_list(ff, "show"), _str_list(ff, "hide")
+    facts_units = ff.get("units", dict, {})
+    for name, unit in facts_units.items():
+        if not isinstance(unit, str) or not unit.strip():
+            raise ConfigError(f"{path}: facts.units.{name}: give the unit as text, e.g. cm")
     ff.done()
     sf = Fields(top.get("search", dict, {}), f"{path}: search")
     semantic = sf.get("semantic", bool, True)
@@ -202,8 +210,9 @@ def load_wiki_schema(root: Path, text: str | None = None) -> WikiSchema:
         digest,
         facts_show,
         facts_hide,
-        tuple(versions),
-        semantic,
+        facts_units={str(k): str(v).strip() for k, v in facts_units.items()},
+        versions=tuple(versions),
+        semantic=semantic,
     )
 
 
@@ -312,6 +321,7 @@ def _topic_rule(f: Fields, where: str) -> TopicRule:
         {str(k): str(v) for k, v in titles.items()},
         f.positive("max_sources", 12),
         f.get("mentions", int, 0),
+        f.get("entity_pages", bool, None),
     )
 
 

@@ -65,11 +65,15 @@ def label(name: str) -> str:
     return name.replace("_", " ").replace("-", " ").strip().capitalize()
 
 
-def field_label(name: str) -> str:
-    """'tank_capacity_l' → 'Tank capacity (l)'; other names as ``label``."""
+def field_label(name: str, units: dict[str, str] | None = None) -> str:
+    """'tank_capacity_l' → 'Tank capacity (l)'; 'spread' with ``units`` {'spread': 'cm'} (the
+    schema's ``facts.units``, for fields whose name does not say) → 'Spread (cm)'; other names
+    as ``label``."""
     head, _, unit = name.rpartition("_")
     if head and unit.lower() in UNITS:
         return f"{label(head)} ({UNITS[unit.lower()]})"
+    if units and units.get(name):
+        return f"{label(name)} ({units[name]})"
     return label(name)
 
 
@@ -127,10 +131,16 @@ def _scalar(value: object) -> bool:
     return isinstance(value, (str, int, float, bool))
 
 
-def facts(doc: SourceDoc, show: tuple[str, ...] = (), hide: tuple[str, ...] = ()) -> list[Fact]:
+def facts(
+    doc: SourceDoc,
+    show: tuple[str, ...] = (),
+    hide: tuple[str, ...] = (),
+    units: dict[str, str] | None = None,
+) -> list[Fact]:
     """The document's fields worth showing as facts, in frontmatter order.
 
-    ``show`` (when given) lists the only fields to show; ``hide`` lists fields to leave out.
+    ``show`` (when given) lists the only fields to show; ``hide`` lists fields to leave out;
+    ``units`` gives the unit of fields whose name does not say it (labels 'Spread (cm)').
     """
     out = []
     for key, value in doc.meta.items():
@@ -142,7 +152,7 @@ def facts(doc: SourceDoc, show: tuple[str, ...] = (), hide: tuple[str, ...] = ()
             continue
         if isinstance(value, list):
             value = [v for v in value if not is_unknown(v)]
-        out.append(Fact(key, field_label(key), " ".join(format_value(value).split())))
+        out.append(Fact(key, field_label(key, units), " ".join(format_value(value).split())))
     return out
 
 
@@ -177,10 +187,11 @@ def restated_field(doc: SourceDoc, text: str) -> str | None:
 
 
 def fact_for_label(doc: SourceDoc, name: str) -> tuple[str, str] | None:
-    """(field, shown value) of the field labelled ``name`` ('Row spacing'), or None."""
-    wanted = name.strip().lower()
+    """(field, shown value) of the field labelled ``name`` ('Row spacing', 'Row spacing (cm)'),
+    or None."""
+    wanted = {name.strip().lower(), re.sub(r"\s*\([^()]{1,8}\)$", "", name.strip()).lower()}
     for key, raw in doc.meta.items():
-        if wanted in (label(key).lower(), field_label(key).lower(), key.lower()) and _scalar(raw):
+        if wanted & {label(key).lower(), field_label(key).lower(), key.lower()} and _scalar(raw):
             return key, " ".join(format_value(raw).split())
     return None
 

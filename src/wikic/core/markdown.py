@@ -22,6 +22,7 @@ _WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 # Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores.
 _INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
 _HTML_TAG = re.compile(r"<[^<>]+>")
+_ATTRIBUTES = re.compile(r"\{:[^}\n]*\}")  # kramdown attributes ('{:.internal}'), never shown as text
 _MARKED = re.compile(r"[\[<*`~_:\\]")  # a character some inline markup below needs
 
 
@@ -39,6 +40,7 @@ def plain_inline(text: str) -> str:
     if "](" in text:  # nested deeper than that: what is left reads as text, never as a link
         text = text.replace("](", "] (")
     text = _HTML_TAG.sub("", text)
+    text = _ATTRIBUTES.sub("", text) if "{:" in text else text
     text = _EMOJI_CODE.sub("", text) if ":" in text else text
     return _ESCAPED.sub(r"\1", _INLINE.sub("", text)).strip()
 

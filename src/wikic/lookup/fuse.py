@@ -111,7 +111,7 @@ def hybrid(got: Candidates, entities: Entities) -> Fused:
         found = got.hits("page", text, DEPTH)
         whole = [h for h in found if not h.anchor][:SEARCH_PAGES]
         lists.append((weight, flatten(sources[:DEPTH])))
-        lists.append((weight * WIKI_WEIGHT, page_refs(whole, order)))
+        lists.append((weight * WIKI_WEIGHT, page_refs([h for h in whole if gathers(h)], order)))
         lists.append((weight * WIKI_WEIGHT, flatten([h for h in found if h.anchor], order)))
         lists.append((weight * DOC_WEIGHT, doc_refs(got.ranked("doc", text), order)))
         pages += [h.path for h in whole]
@@ -166,6 +166,14 @@ def route(got: Candidates) -> list[str]:
         (HEADING_WEIGHT, list(dict.fromkeys(h.path for h in skimmed if h.anchor))),
     ]
     return fuse_refs(routes)[:INDEX_PAGES]
+
+
+def gathers(page: Hit) -> bool:
+    """Whether a whole-page hit cites more than one document. A page quoting one document (a
+    reference entry's) is that document, which the whole-document list ranks already: counted
+    as a page as well, a short entry outranks the pages that gather a subject on one shared
+    word ('brick top', a mushroom, for a power brick)."""
+    return len({split_ref(r)[0] for r in page.refs}) > 1
 
 
 def ranks(hits: Sequence[Hit]) -> dict[str, int]:

@@ -35,11 +35,12 @@ import yaml
 
 from ..compile.librarian.extract import MentionIndex, aliases, device_facts, field_label, prose_units
 from ..compile.librarian.model import ModelError, ModelRequest, Tool
-from ..compile.pageplan import group_field, plan, slugify
+from ..compile.pageplan import group_field, plan, reference_entries, slugify
 from ..compile.schema import load_wiki_schema
 from ..compile.versions import current_view, supersession, version_chains
 from ..core.bm25 import tokens
 from ..core.errors import ConfigError
+from ..core.facts import UNITS as FIELD_UNITS
 from ..core.fsutil import atomic_write
 from ..core.markdown import STOPWORDS, plain_inline, words
 from ..core.models import SourceDoc
@@ -47,7 +48,7 @@ from ..transform.layer1 import load_layer1
 from ..transform.run import label
 from .scaffold import replace_block, template_text
 
-KINDS = ("topics", "devices", "comparisons", "guides", "versions")
+KINDS = ("topics", "devices", "comparisons", "guides", "versions", "facts")
 BOOKKEEPING = {"title", "source", "id", "url", "updated_at", "generated_by", "layer0", "supersedes"}
 MAX_ROWS = 40  # a comparison of more records than this is too long to read as one table
 MAX_FIELDS = 8
@@ -241,10 +242,9 @@ def propose_topics(corpus: Corpus, device_only: set[str]) -> list[Item]:
             seen = f"'{name}' splits the {len(docs)} records into {len(values)} groups: {shown}"
         else:
             seen = f"no categorical field splits the {len(docs)} records; grouped by shared title words"
-        if _reference_entries(docs):
+        if reference_entries(docs):
             share = _mentioned_share(corpus, source)
-            seen += "; short reference entries, 25 to a page"
-            data["max_sources"] = 25
+            seen += "; short reference entries: a page for each, listed by group"
             if share >= 0.05:
                 data["mentions"] = 2
                 seen += f"; {share:.0%} of them are named in other sources, which are quoted"
@@ -256,16 +256,6 @@ def _first(value: Any) -> str:
     if isinstance(value, list):
         value = value[0] if value else ""
     return str(value).strip() if value not in (None, "") else ""
-
-
-def _reference_entries(docs: list[SourceDoc]) -> bool:
-    """Whether a source reads like an encyclopedia: ten or more entries with short names and numeric
-    fields (species, parts, materials), rather than articles or questions."""
-    if len(docs) < 10:
-        return False
-    numbers = sorted(sum(1 for k, v in d.meta.items() if _numeric(v) and not _bookkeeping(k)) for d in docs)
-    lengths = sorted(len(d.title.split()) for d in docs)
-    return numbers[len(docs) // 2] >= 2 and lengths[len(docs) // 2] <= 4
 
 
 def _mentioned_share(corpus: Corpus, source: str) -> float:
@@ -700,19 +690,64 @@ def propose(docs: list[SourceDoc]) -> Proposal:
             "comparisons": comparisons,
             "guides": _distinct_titles(propose_guides(corpus), corpus, topics),
             "versions": propose_versions(docs, superseded),
+            "facts": propose_facts(corpus),
         }
     )
 
 
+# -- facts ------------------------------------------------------------------------------------------
+
+LENGTH_FIELDS = re.compile(
+    r"(?:^|_)(?:height|spread|spacing|width|length|depth|diameter|distance|size)(?:_|$)"
+)
+LENGTH_UNIT = re.compile(r"\b\d+(?:[.,]\d+)?\s?(mm|cm|m|in|inch|inches|ft)\b")
+UNIT_EVIDENCE = 3  # lengths written with a unit in a source's text, at least, to propose it
+
+
+def propose_facts(corpus: Corpus) -> list[Item]:
+    """Units for numeric length fields whose names do not say them ('spread', 'row_spacing'): the
+    unit the same source's text writes its lengths in ('thin to 3cm apart'), when it writes them
+    in one unit."""
+    units: dict[str, str] = {}
+    seen = []
+    for source in sorted(corpus.by_source):
+        docs = corpus.by_source[source]
+        fields = sorted(
+            {
+                k
+                for d in docs
+                for k, v in d.meta.items()
+                if _numeric(v) and LENGTH_FIELDS.search(k) and k.rpartition("_")[2].lower() not in FIELD_UNITS
+            }
+        )
+        if not fields:
+            continue
+        written = Counter(m.group(1) for d in docs for m in LENGTH_UNIT.finditer(d.body))
+        written = Counter({("in" if u in ("inch", "inches") else u): n for u, n in written.items()})
+        if not written:
+            continue
+        unit, n = written.most_common(1)[0]
+        if n < UNIT_EVIDENCE or n < 0.8 * sum(written.values()):
+            continue
+        units.update(dict.fromkeys(fields, unit))
+        seen.append(
+            f"{source}: {', '.join(fields)} are lengths; its text writes lengths in {unit} ({n} times)"
+        )
+    return [Item({"units": units}, "; ".join(seen))] if units else []
+
+
 def _distinct_titles(guides: list[Item], corpus: Corpus, topics: list[Item]) -> list[Item]:
     """A guide titled like a topic group ('Troubleshooting' next to a 'troubleshooting' category)
-    becomes '… guide', so two pages never share a title."""
+    or like a document that may title a topic page becomes '… guide', so two pages never share a
+    title."""
     groups = {
         label(_first(d.meta.get(t.data["group_by"]))).lower()
         for t in topics
         if t.data.get("group_by")
         for d in corpus.by_source[t.data["source"]]
     }
+    # a document can title a topic page too (it introduces its folder, or stands alone)
+    groups |= {d.title.lower() for t in topics for d in corpus.by_source[t.data["source"]]}
     for g in guides:
         if g.data["title"].lower() in groups:
             g.data["title"] += " guide"
@@ -857,6 +892,7 @@ HEADERS = {
     "comparisons": "Comparison tables (proposed by 'wikic plan').",
     "guides": "Guides: how-to material found in titles and headings (proposed by 'wikic plan').",
     "versions": "Version chains, oldest first: each document supersedes the one before (proposed by 'wikic plan').",
+    "facts": "Fact lists: the units of fields whose names do not say them (proposed by 'wikic plan').",
 }
 
 
@@ -869,8 +905,18 @@ def _flow(value: Any) -> str:
 def render_kind(kind: str, items: list[Item]) -> str:
     lines = [f"# {HEADERS[kind]}"]
     if not items:
-        return "\n".join([*lines, f"{kind}: []   # nothing found to propose"]) + "\n"
+        empty = "{}" if kind == "facts" else "[]"
+        return "\n".join([*lines, f"{kind}: {empty}   # nothing found to propose"]) + "\n"
     lines.append(f"{kind}:")
+    if kind == "facts":  # one mapping, not a list
+        for item in items:
+            lines += (
+                ["  # " + c for c in textwrap.wrap(item.seen, 104, break_long_words=False)]
+                if item.seen
+                else []
+            )
+            lines += [f"  {key}: {_flow(value)}" for key, value in item.data.items()]
+        return "\n".join(lines) + "\n"
     for item in items:
         comment = item.seen + (f"; TODO: {item.todo}" if item.todo else "")
         lines += [
@@ -905,6 +951,20 @@ def proposed_text(current: str, proposal: Proposal, kinds: tuple[str, ...]) -> s
     return text
 
 
+def _keep_fact_settings(proposal: Proposal, current: str) -> None:
+    """The facts block is replaced whole: keep what the owner set there besides units."""
+    try:
+        kept = (yaml.safe_load(current) or {}).get("facts") or {}
+    except yaml.YAMLError:
+        kept = {}
+    kept = {k: v for k, v in kept.items() if k != "units"} if isinstance(kept, dict) else {}
+    if not kept:
+        return
+    items = proposal.items.get("facts") or [Item({}, "")]
+    items[0].data = {**kept, **items[0].data}
+    proposal.items["facts"] = items
+
+
 def plan_schema(
     root: Path, kinds: tuple[str, ...] = (), *, write: bool = False, model: Any = None
 ) -> PlanReport:
@@ -926,6 +986,7 @@ def plan_schema(
             notes.append(note)
     path = root / "schema" / "wiki.yaml"
     current = path.read_text("utf-8") if path.exists() else ""
+    _keep_fact_settings(proposal, current)
     text = proposed_text(current, proposal, kinds)
     left_out = drop_unplanned(proposal, docs, load_wiki_schema(root, text))  # what would be written must load
     if left_out:

@@ -246,12 +246,16 @@ FOOTER_FACTS = 3  # up to this many facts close an entry; more open it, as an in
 
 
 def home_blocks(
-    doc: SourceDoc, entry_level: int = 2, show: tuple[str, ...] = (), hide: tuple[str, ...] = ()
+    doc: SourceDoc,
+    entry_level: int = 2,
+    show: tuple[str, ...] = (),
+    hide: tuple[str, ...] = (),
+    units: dict[str, str] | None = None,
 ) -> list[Block]:
     """A source rendered completely, for its home: its long text fields as prose, its other
-    fields as a cited fact list, then every section in source order (sub-headings kept one level
-    below the entry). List items that restate a frontmatter field (a details list rendered by
-    transform) are left to the fact list, so no fact is stated twice."""
+    fields as a cited fact list (labelled with ``units``), then every section in source order
+    (sub-headings kept one level below the entry). List items that restate a frontmatter field
+    (a details list rendered by transform) are left to the fact list, so no fact is stated twice."""
     first = next((s.anchor for s in doc.sections if s.anchor), "")
     top = Citation(doc.path, first)
     blocks: list[Block] = []
@@ -262,22 +266,59 @@ def home_blocks(
             )
             if sentences:
                 blocks.append(Block("para", sentences=sentences))
-    listed = field_facts(doc, show, hide)
+    listed = field_facts(doc, show, hide, units)
     infobox = len(listed) > FOOTER_FACTS
     fact_list = fact_table(doc, listed) if listed else None
-    if infobox:  # a record mostly made of fields (an encyclopedia entry) opens with them
-        blocks.append(fact_list)
+    # a record mostly made of fields (an encyclopedia entry) opens with them, under the heading of
+    # the section that lists them ('Details'), so that they are found as that section is
+    box: list[Block] = [fact_list] if infobox else []
+    at = len(blocks)
     for section in doc.sections:
-        body = [_without_restated(doc, b) for b in section_content(doc, section)]
-        body = [b for b in body if b is not None]
+        content = section_content(doc, section)
+        body = [b for b in (_without_restated(doc, b) for b in content) if b is not None]
         if not body:
+            if box == [fact_list] and content and not is_title_section(doc, section):
+                at = len(blocks)
+                box.insert(
+                    0, Block("heading", text=section.heading, level=heading_level(entry_level, section))
+                )
             continue
         if not is_title_section(doc, section):
             blocks.append(Block("heading", text=section.heading, level=heading_level(entry_level, section)))
         blocks.extend(body)
+    blocks[at:at] = box
     if fact_list is not None and not infobox:  # a few labels (category, tags) close the entry
         blocks.append(fact_list)
     return blocks
+
+
+TAXONOMY = frozenset(
+    "category categories tags tag labels label section sections product products type types topics "
+    "collection collections kind group".split()
+)  # fields that say where a record is filed, not what it says
+
+
+def taxonomy_fields(doc: SourceDoc) -> tuple[str, ...]:
+    return tuple(k for k in doc.meta if k in TAXONOMY)
+
+
+def filed_under(entries: list[tuple[SourceDoc, list]]) -> Block | None:
+    """One table of what each entry of a page is filed under (its category, tags …): a row per
+    entry, a column per field, each value cited; None when no entry has such fields."""
+    labels = list(dict.fromkeys(f.label for _, listed in entries for f in listed))
+    if not labels:
+        return None
+    rows = []
+    for doc, listed in entries:
+        if not listed:
+            continue
+        by_label = {f.label: f for f in listed}
+        cells = [Cell(doc.title)]
+        for lbl in labels:
+            f = by_label.get(lbl)
+            cells.append(Cell(f.value, (cite_field(doc, doc.meta[f.key]),)) if f else Cell("—"))
+        rows.append(tuple(cells))
+    return Block("table", header=("Entry", *labels), rows=tuple(rows))
 
 
 def fact_table(doc: SourceDoc, listed: list) -> Block:
@@ -342,7 +383,9 @@ def spec_fields(doc: SourceDoc, wanted: tuple[str, ...] = ()) -> list[str]:
     ]
 
 
-def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...]) -> Block:
+def comparison_table(
+    rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...], units: dict[str, str] | None = None
+) -> Block:
     out = []
     for name, doc in rows:
         cells = [Cell(name)]
@@ -353,7 +396,7 @@ def comparison_table(rows: list[tuple[str, SourceDoc]], fields: tuple[str, ...])
             else:
                 cells.append(Cell(format_value(value), (cite_field(doc, value),)))
         out.append(tuple(cells))
-    return Block("table", header=("Name", *(field_label(f) for f in fields)), rows=tuple(out))
+    return Block("table", header=("Name", *(field_label(f, units) for f in fields)), rows=tuple(out))
 
 
 def superseded_notes(older: list[SourceDoc], current: SourceDoc | None = None) -> list[Block]:
@@ -647,14 +690,13 @@ def self_contained(text: str, subject: str = "") -> bool:
     )
 
 
-def take_lead(
+def pick_lead(
     blocks: list[Block], title: str, vocabulary: Vocabulary | None = None, limit: int = LEAD_SENTENCES
-) -> tuple[list[Sentence], list[Block]]:
-    """A page's lead, taken from its body: up to ``limit`` self-contained sentences that open a
-    paragraph, the most central first (sharing the most distinctive words with the page title and
-    with the page as a whole), moved out of the body so no sentence is stated twice.
-
-    Returns (lead sentences, the body without them)."""
+) -> list[Sentence]:
+    """A page's lead, quoted from its body: up to ``limit`` self-contained sentences that open a
+    paragraph, a sentence that defines the title ('The Sprout 3 is …') first, else the most central
+    (sharing the most distinctive words with the page title and with the page as a whole). A lead
+    quotes: its sentences stay where they are in the body."""
     candidates = []  # (block index, sentence index, sentence): the openings of the page's entries
     opening = True
     for bi, b in enumerate(blocks):
@@ -678,7 +720,7 @@ def take_lead(
             if self_contained(s.text, title) and not suspicious(s.text)
         ][:1]
     if not candidates:
-        return [], blocks
+        return []
     page_words = Counter(w for b in blocks for s in b.sentences for w in {stem(x) for x in tokens(s.text)})
     title_words = {stem(x) for x in tokens(title)}
     total, df = vocabulary.frequencies if vocabulary is not None else (1, Counter())
@@ -700,21 +742,15 @@ def take_lead(
     nxt = next((c for c in candidates if c[0] == first_bi and c[1] == first_si + 1), None)
     if nxt is not None and limit > 1:
         chosen.append(nxt)  # the sentence after it, when it also reads on its own
-    taken = {(bi, si) for bi, si, _ in chosen}
-    body = []
-    for bi, b in enumerate(blocks):
-        if any(x == bi for x, _ in taken):
-            kept = tuple(s for si, s in enumerate(b.sentences) if (bi, si) not in taken)
-            if kept:
-                body.append(Block(b.kind, text=b.text, level=b.level, sentences=kept))
-            continue
-        body.append(b)
-    return [s for _, _, s in chosen], body
+    return [s for _, _, s in chosen]
 
 
-def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sentence]:
-    """A self-contained sentence, among ``docs``, about one of ``names``: one whose subject it is
-    ('FarmBot Express is …') if any, else the first that names it."""
+def naming_sentences(
+    names: tuple[str, ...], docs: list[SourceDoc], subject_only: bool = False
+) -> list[Sentence]:
+    """A self-contained sentence, among ``docs``, about one of ``names``: one that says what it is
+    ('FarmBot Express is designed …'), else one whose subject it is ('FarmBot Genesis kits
+    include …'), else (unless ``subject_only``) the first that names it."""
     exact = re.compile(
         r"\b(?:"
         + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
@@ -722,6 +758,9 @@ def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sent
         re.IGNORECASE,
     )
     first: list[Sentence] = []
+    subject: list[Sentence] = []  # a sentence whose subject it is, by its full name if one is
+    subject_full = False
+    names_sorted = sorted(names, key=len, reverse=True)
     other: list[Sentence] = []  # a list item or table cell that names it, when no sentence does
     for doc in sorted(docs, key=lambda d: d.path):
         for section in doc.sections:
@@ -739,11 +778,17 @@ def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sent
                     if b.kind != "para":
                         other = other or [s]
                         continue
-                    if re.match(r"^(?:the\s+)?(?:\w+\s+)?$", s.text[: m.start()], re.IGNORECASE):
-                        return [s]  # the name is its subject
+                    if re.match(r"^(?:the\s+|an?\s+)?$", s.text[: m.start()], re.IGNORECASE):
+                        if _DEFINES.match(s.text[m.end() :]):
+                            return [s]  # it says what the thing is: 'FarmBot Express is designed …'
+                        full = m.group(0).lower() == names_sorted[0].lower()
+                        if not subject or (full and not subject_full):
+                            subject, subject_full = [s], full  # the name is its subject
                     first = first or [s]
-    return first or other
+    return subject if subject or subject_only else first or other
 
+
+_DEFINES = re.compile(r"^(?:\s+\w+){0,3}?\s+(?:is|are|was|were)\b", re.IGNORECASE)
 
 SUMMARY_CHARS = 160
 

@@ -6,27 +6,36 @@ every sentence is supported by construction (and still verified like any other b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from ...core.facts import facts as field_facts
 from ...core.models import SourceDoc
-from ..draft import Block, Citation, Draft, Sentence
-from ..pageplan import current_of
+from ..draft import Block, Cell, Citation, Draft, Sentence, relative
+from ..gather import FACET_HEADINGS, FACETS, about_units
+from ..guides import PHASE_TITLES
+from ..pageplan import CONTENTS_PREFIX, current_of
+from ..safety import suspicious
 from ..versions import current_view, section_key, section_view, superseded_anchors
 from .base import Failure, PageJob, Usage
 from .extract import (
+    aliases,
     comparison_table,
     dated_title,
     device_facts,
     facts_comparison,
     facts_table,
+    filed_under,
     home_blocks,
     keywords,
     naming_sentences,
+    pick_lead,
     section_content,
+    self_contained,
     summary_of,
     superseded_notes,
-    take_lead,
+    taxonomy_fields,
 )
 
 
@@ -65,10 +74,19 @@ def write_page(job: PageJob) -> Draft:
         return _glossary(job)
     if kind == "changes":
         return _changes(job)
+    if kind == "entity":
+        return _entity(job)
+    if kind == "directory":
+        return _directory(job)
     return _topic(job)
 
 
-DERIVED_TYPES = ("hub", "glossary", "changes")  # pages made from the plan, the same for every backend
+DERIVED_TYPES = (
+    "hub",
+    "glossary",
+    "changes",
+    "directory",
+)  # pages made from the plan, the same for every backend
 
 
 def current_docs(job: PageJob) -> list[SourceDoc]:
@@ -95,18 +113,27 @@ def fact_settings(job: PageJob) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(cfg.get("show") or ()), tuple(cfg.get("hide") or ())
 
 
+def fact_units(job: PageJob) -> dict[str, str]:
+    """The units of fields whose names do not say them (``facts.units`` in wiki.yaml)."""
+    return dict((job.spec.config.get("facts") or {}).get("units") or job.spec.config.get("units") or {})
+
+
 def _finish(job: PageJob, body: list[Block], lead: list[Sentence] | None = None, names=()) -> Draft:
-    """A draft with its lead first (taken from the body when not given), a summary from the lead
-    and keywords from the page's own words."""
-    if lead is None:
-        lead, body = take_lead(body, job.spec.title, job.vocabulary)
-    if not lead:  # a page of fields and tables: its first table's first row, as one cited sentence
-        table = next((b for b in body if b.kind == "table"), None)
-        lead = table_lead(table, rows=1) if table is not None else []
-    blocks = ([Block("para", sentences=tuple(lead))] if lead else []) + body
+    """A draft that opens with what the page is: the plan's ``about`` line (a guide's or a
+    comparison's purpose, a topic's contents; the schema's words, shown as such), then ``lead``
+    sentences quoted from the body (they stay where they are). The summary comes from both, the
+    keywords from the page's own words."""
+    about = job.spec.config.get("about") or ""
+    lead = list(lead or ())
+    blocks = ([Block("about", text=about)] if about else []) + (
+        [Block("para", sentences=tuple(lead))] if lead else []
+    )
+    blocks += body
+    described = about.removeprefix(CONTENTS_PREFIX)
+    opening = next((b.sentences[0].text for b in body[:1] if b.kind == "para"), "")
     return Draft(
         job.spec.title,
-        summary_of([s.text for s in lead]),
+        summary_of([s.text for s in lead] + [described, opening]),
         page_keywords(job, blocks, names),
         tuple(blocks),
         job.related,
@@ -115,10 +142,17 @@ def _finish(job: PageJob, body: list[Block], lead: list[Sentence] | None = None,
 
 def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...]:
     """Up to eight words an agent would search for: the page's subject names, then the words of
-    its headings and sentences that are frequent here and rare elsewhere. Fact tables are not
-    mined (their values include every alias a record lists), nor are names of people."""
+    its entries' headings and sentences that are frequent here and rare elsewhere. Fact tables are
+    not mined (their values include every alias a record lists), nor are names of people. An
+    entry's heading is level 2, or 3 on a guide in phases (under 'What to do' …)."""
+    level = 3 if any(b.kind == "heading" and b.text in PHASE_TITLES.values() for b in blocks) else 2
     entries = [
-        b.text for b in blocks if b.kind == "heading" and b.level == 2 and b.text not in FIXED_HEADINGS
+        b.text
+        for b in blocks
+        if b.kind == "heading"
+        and b.level == level
+        and b.text not in FIXED_HEADINGS
+        and not b.text.startswith(FIXED_PREFIXES)
     ]
     texts = [job.spec.title, *entries, *entries, *entries]  # the page's entries (a crop, an FAQ) weigh thrice
     texts += [s.text for b in blocks if b.kind in ("para", "bullets", "steps") for s in b.sentences]
@@ -126,7 +160,17 @@ def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...
 
 
 KEYWORDS = 8
-FIXED_HEADINGS = ("Specifications", "In the knowledge base")
+# the wiki's own headings (not the sources'): they say nothing about one page's subject
+FIXED_HEADINGS = (
+    "Specifications",
+    "In the knowledge base",
+    "At a glance",
+    "Elsewhere in the knowledge base",
+    "Filed under",
+    *PHASE_TITLES.values(),
+    *FACETS,
+)
+FIXED_PREFIXES = tuple(h.partition("{}")[0] for h in FACET_HEADINGS.values() if "{}" in h)
 
 
 def _topic(job: PageJob) -> Draft:
@@ -140,16 +184,137 @@ def _topic(job: PageJob) -> Draft:
         if p in job.docs and p not in job.superseded_by
     ]
     show, hide = fact_settings(job)
+    units = fact_units(job)
+    filed = []
     for doc in docs:
+        taxonomy = taxonomy_fields(doc)
         blocks.append(Block("heading", text=dated_title(doc), level=2))
-        blocks.extend(home_blocks(doc, 2, show, hide))
+        blocks.extend(home_blocks(doc, 2, show, hide + taxonomy, units))
         blocks.extend(superseded_notes(older_versions(job, doc), doc))
+        kept = set(taxonomy) - set(hide)
+        filed.append((doc, [f for f in field_facts(doc, show, hide, units) if f.key in kept]))
+    table = filed_under(filed)
+    if table is not None:  # categories and tags once for the page, not after every entry
+        blocks += [Block("heading", text="Filed under", level=2), table]
     return _finish(job, blocks)
 
 
+def _entity(job: PageJob) -> Draft:
+    """One reference entry (a crop, a plant) at home on its own page: all of it (its fields as a
+    fact list with their units, every section), what its older versions said, and the sentences
+    of other sources that name it, quoted. It opens with its own opening paragraph when that says
+    what the entry is; else a lead quotes the sentence that does."""
+    path = job.spec.config["members"][0]
+    doc = current_view(job.docs[path], job.superseded_by)
+    show, hide = fact_settings(job)
+    body = home_blocks(doc, 1, show, hide, fact_units(job)) + superseded_notes(older_versions(job, doc), doc)
+    quoted = (job.spec.config.get("mentions") or {}).get(path) or []
+    sentences = tuple(Sentence(text, (Citation(p, a),)) for p, a, text in quoted if p in job.docs)
+    if sentences:
+        body += [
+            Block("heading", text="Elsewhere in the knowledge base", level=2),
+            Block("bullets", sentences=sentences),
+        ]
+    body, lead = opening_first(body, job)
+    if not lead and not (body and body[0].kind == "para"):  # an entry of fields only: its first facts
+        table = next((b for b in body if b.kind == "table" and b.header == ("Fact", "Value")), None)
+        lead = facts_sentence(table) if table is not None else []
+    draft = _finish(job, body, lead, names=(job.spec.title,))
+    # an entry is looked up by its names (its title and the other names its record gives it), not
+    # by the words of its description ('grown on logs' is no reason to open a mushroom's page)
+    names = [job.spec.title, *aliases(doc)]
+    return replace(
+        draft,
+        summary=entry_summary(job.spec.title, body),
+        keywords=keywords(names, n=KEYWORDS, extra=tuple(dict.fromkeys(names))),
+    )
+
+
+def entry_summary(title: str, body: list[Block]) -> str:
+    """An entry's index line says what its page holds, from its fact labels and headings ('Carrot:
+    binomial name, common names, height (cm) … and description'), so that a question is sent
+    there for the entry it names, not for a word of its description."""
+    labels = [r[0].text for b in body if b.kind == "table" and b.header == ("Fact", "Value") for r in b.rows]
+    heads = [
+        b.text
+        for b, after in zip(body, [*body[1:], None], strict=True)
+        if b.kind == "heading"
+        and b.level == 2
+        and b.text not in FIXED_HEADINGS
+        and not (after is not None and after.kind == "table" and after.header == ("Fact", "Value"))
+    ]  # the heading of the fact list says no more than its labels
+    held = [x[:1].lower() + x[1:] for x in dict.fromkeys([*labels, *heads])]
+    if not held:
+        return title
+    listed = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
+    return summary_of([f"{title}: {listed}."])
+
+
+def facts_sentence(table: Block, rows: int = 3) -> list[Sentence]:
+    """The first rows of a fact list as one cited sentence ('Binomial name: Ocimum basilicum;
+    Height: 60; Row spacing: 30')."""
+    found = [(label.text, value) for label, value in table.rows[:rows] if value.cites]
+    if not found:
+        return []
+    cites = tuple(dict.fromkeys(c for _, v in found for c in v.cites))
+    # the label as the source writes it: 'Height: 25', not 'Height (cm): 25' (the unit is the schema's)
+    said = [(re.sub(r"\s*\([^()]{1,8}\)$", "", label), v) for label, v in found]
+    return [Sentence("; ".join(f"{label}: {v.text}" for label, v in said), cites)]
+
+
+# 'Also called Tuscan kale, lacinato kale has …' reads on its own; 'It is …' does not
+_NAMES_ITSELF = re.compile(r"^(?:also|often|sometimes)\s+(?:called|known)\b", re.IGNORECASE)
+
+
+def opening_first(body: list[Block], job: PageJob) -> tuple[list[Block], list[Sentence]]:
+    """An entry's body with its opening paragraph (the text before its first heading) moved above
+    its fact tables, and the lead: none when that paragraph opens with a sentence that reads on
+    its own (it is the lead), else the sentence ``pick_lead`` quotes from the body."""
+    first_heading = next((i for i, b in enumerate(body) if b.kind == "heading"), len(body))
+    opening = next((i for i in range(first_heading) if body[i].kind == "para"), None)
+    first = body[opening].sentences[0].text if opening is not None else ""
+    safe = opening is not None and not any(suspicious(s.text) for s in body[opening].sentences)
+    if first and safe and (self_contained(first, job.spec.title) or _NAMES_ITSELF.match(first)):
+        return [body[opening]] + body[:opening] + body[opening + 1 :], []
+    return body, pick_lead(body, job.spec.title, job.vocabulary, limit=1)
+
+
+def _directory(job: PageJob) -> Draft:
+    """A group's entries, each linked to its page with the sentence that opens it (or its first
+    facts), in title order."""
+    show, hide = fact_settings(job)
+    items = []
+    for path, page in job.spec.config["listed"]:
+        doc = job.docs.get(path)
+        if doc is None:
+            continue
+        doc = current_view(doc, job.superseded_by)
+        entry = replace(job, spec=replace(job.spec, title=doc.title))
+        blocks, opening = opening_first(entry_opening(doc, show, hide, fact_units(job)), entry)
+        if not opening and blocks and blocks[0].kind == "para":
+            opening = [blocks[0].sentences[0]]  # its opening paragraph reads on its own
+        if not opening:  # an entry of fields only: its first fact
+            table = next((b for b in blocks if b.kind == "table"), None)
+            opening = facts_sentence(table) if table is not None else []
+        link = f"[{doc.title}]({relative(page, job.spec.path)})"
+        if opening:
+            items.append(Sentence(f"{link} — {opening[0].text}", opening[0].cites))
+    return _finish(job, [Block("bullets", sentences=tuple(items))] if items else [])
+
+
+def entry_opening(doc: SourceDoc, show, hide, units) -> list[Block]:
+    """What an entry's page opens with, without rendering all of it: its long text fields, its
+    fact list and its first section (what ``home_blocks`` puts first)."""
+    first = next((s for s in doc.sections if section_content(doc, s)), None)
+    kept = replace(doc, sections=(first,) if first else ())
+    return home_blocks(kept, 1, show, hide, units)
+
+
 def _device(job: PageJob) -> Draft:
-    """The device's spec pages are at home here, whole, after a specifications table; the other
-    sources about it are listed with a link to where each is shown whole."""
+    """The device's spec pages are at home here, whole, after a specifications table; then what
+    every other source says about it, by facet (set-up, use, troubleshooting …), quoted in whole
+    units, each followed by a link to where it stands, labelled with its heading. The lead quotes
+    the sentence that says what the device is."""
     device = job.spec.config["device"]
     names = tuple(device.get("match") or ()) + (device["title"],)
     spec_paths = [p for p in job.spec.config.get("spec_paths", ()) if p in job.docs]
@@ -159,19 +324,63 @@ def _device(job: PageJob) -> Draft:
     body: list[Block] = []
     for path in spec_paths:
         doc = current_view(job.docs[path], job.superseded_by)
-        body.extend(home_blocks(doc, 1, show, shown))
+        body.extend(home_blocks(doc, 1, show, shown, fact_units(job)))
         body.extend(superseded_notes(older_versions(job, doc), doc))
-    lead, body = take_lead(body, job.spec.title, job.vocabulary)
-    if not lead:  # no spec page: a sentence of another source that says what the device is
-        lead = naming_sentences(names, [d for d in current_docs(job) if d.path not in spec_paths])
+    opening: list[Block] = []
+    if body:
+        body, lead = opening_first(body, job)
+        opening, body = (body[:1], body[1:]) if not lead else ([], body)
+    else:  # no spec page: the sentence of another source that says what the device is, if any
+        lead = naming_sentences(names, [d for d in current_docs(job) if d.path not in spec_paths], True)
     table = facts_table(facts)
+    own = opening + body  # the device's own pages: its keywords come from these
+    gathered = gathered_blocks(job, device)
     if table is not None:
-        body = [Block("heading", text="Specifications", level=2), table, *body]
-    related = [d for d in current_docs(job) if d.path not in spec_paths]
-    listed = [h for d in related if (h := job.nav.home(d.path)) is not None]
-    if listed:
+        specs = gathered.pop("Specifications", [])  # other sources' specifications join the table's
+        body = [Block("heading", text="Specifications", level=2), table, *specs, *body]
+    body = opening + body
+    for facet in FACETS:
+        if gathered.get(facet):
+            body += [
+                Block("heading", text=FACET_HEADINGS[facet].format(device["title"]), level=2),
+                *gathered[facet],
+            ]
+    quoted = {path for _, path, _ in job.spec.config.get("gathered", ())}
+    others = [d for d in current_docs(job) if d.path not in spec_paths and d.path not in quoted]
+    listed = [(h[0], d.title) for d in others if (h := job.nav.home(d.path)) is not None][:MORE_SOURCES]
+    if listed:  # sources about the device that quote nothing naming it: where to read them
         body += [Block("heading", text="In the knowledge base", level=2), Block("links", links=tuple(listed))]
-    return _finish(job, body, lead, names=(device["title"],))
+    draft = _finish(job, body, lead, names=(device["title"],))
+    # keywords: its names and what its own pages cover ('water tank', 'pods and plant height'),
+    # not what others say of it in passing
+    heads = [b.text.lower() for b in own if b.kind == "heading" and len(b.text.split()) <= 4]
+    names = (device["title"], *device.get("match", ()), *heads)
+    return replace(draft, keywords=page_keywords(job, own, names=names))
+
+
+MORE_SOURCES = 10  # sources about a device listed by title when none of their sentences names it
+
+
+def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
+    """What the device's other sources say about it, by facet: each section's units under its
+    heading (and its document's title), then a link to the page where it is shown whole."""
+    by_facet: dict[str, list[Block]] = {}
+    for facet, path, anchor in job.spec.config.get("gathered", ()):
+        if path in job.superseded_by or path not in job.docs:
+            continue
+        doc = current_view(job.docs[path], job.superseded_by)
+        section = doc.section(anchor)
+        units = about_units(doc, section, device) if section is not None else []
+        if not units:
+            continue
+        heading = doc.title if not section.heading or section.heading == doc.title else section.heading
+        label = heading if heading == doc.title else f"{heading} ({doc.title})"
+        blocks = by_facet.setdefault(facet, [])
+        blocks += [Block("heading", text=label, level=3), *units]
+        home = job.nav.home(path, anchor) or job.nav.home(path)
+        if home is not None:
+            blocks.append(Block("links", text="See in context", links=(home,)))
+    return by_facet
 
 
 def _comparison(job: PageJob) -> Draft:
@@ -185,9 +394,8 @@ def _comparison(job: PageJob) -> Draft:
             rows.append((device["title"], facts))
         table = facts_comparison(rows, fields)
     else:
-        table = comparison_table([(d.title, d) for d in job.docs.values()], fields)
-    draft = _finish(job, [table], table_lead(table), names=[r[0].text for r in table.rows][:3])
-    return replace(draft, summary=summary_of([comp.get("purpose") or "", draft.summary]))
+        table = comparison_table([(d.title, d) for d in job.docs.values()], fields, fact_units(job))
+    return _finish(job, [table], names=[r[0].text for r in table.rows][:3])
 
 
 def table_lead(table: Block, rows: int = 2) -> list[Sentence]:
@@ -208,45 +416,76 @@ def table_lead(table: Block, rows: int = 2) -> list[Sentence]:
 
 
 def _guide(job: PageJob) -> Draft:
-    """The best-matching sections in order, each quoted only as far as its first sentence or
-    item, with a link to where it is shown whole."""
+    """The sections the plan chose, each quoted whole (every step, item and table row), in task
+    order under phase headings when there are several phases. Consecutive sections of one
+    document are shown as one run, under its title when it holds several (a procedure's steps),
+    and followed by a link to where the document is shown in context. A cross-device table, when
+    the plan made one, comes first."""
+    cfg = job.spec.config
+    phases = cfg.get("phases") or ["do"] * len(cfg["sections"])
+    staged = len(set(phases)) > 1
     blocks: list[Block] = []
-    for path, anchor in job.spec.config["sections"]:
-        doc = job.docs[path]
-        section = doc.section(anchor)
-        if section is None:
+    table = guide_table(cfg.get("table"))
+    if table is not None:
+        blocks += [Block("heading", text="At a glance", level=2), table]
+    runs: list[tuple[str, SourceDoc, list]] = []  # (phase, document, its sections in order)
+    for (path, anchor), phase in zip(cfg["sections"], phases, strict=False):
+        doc = job.docs.get(path)
+        section = doc.section(anchor) if doc is not None else None
+        if section is None or not section_content(doc, section):
             continue
-        body = _first_units(section_content(doc, section), GUIDE_UNITS)
-        if not body:
-            continue
-        heading = (
-            doc.title
-            if not section.heading or section.heading == doc.title
-            else f"{section.heading} ({doc.title})"
-        )
-        blocks += [Block("heading", text=heading, level=2), *body]
-        home = job.nav.home(path, anchor) or job.nav.home(path)
+        if runs and runs[-1][0] == phase and runs[-1][1].path == path:
+            runs[-1][2].append(section)
+        else:
+            runs.append((phase, doc, [section]))
+    shown_phase = ""
+    for phase, doc, sections in runs:
+        sections.sort(key=doc.sections.index)  # two units of one document: in its own order
+        if staged and phase != shown_phase:
+            blocks.append(Block("heading", text=PHASE_TITLES[phase], level=2))
+            shown_phase = phase
+        blocks += _guide_run(doc, sections, 3 if staged else 2)
+        home = job.nav.home(doc.path, sections[0].anchor) or job.nav.home(doc.path)
         if home is not None:
-            blocks.append(Block("links", text="Read it whole", links=(home,)))
-    draft = _finish(job, blocks)
-    return replace(draft, summary=summary_of([job.spec.config["guide"].get("purpose") or "", draft.summary]))
+            blocks.append(Block("links", text="See in context", links=(home,)))
+    return _finish(job, blocks)
 
 
-GUIDE_UNITS = 1
-
-
-def _first_units(blocks: list[Block], limit: int) -> list[Block]:
-    """The first ``limit`` sentences or list items of a section's blocks (tables and code left to
-    the section's home)."""
+def _guide_run(doc: SourceDoc, sections: list, base: int) -> list[Block]:
+    """One document's sections on a guide: under its title when several stand side by side (the
+    steps of a procedure), else under the section's own heading with the document's title."""
+    top = min(s.level for s in sections)
+    heads = [s for s in sections if s.level == top]
     out: list[Block] = []
-    left = limit
-    for b in blocks:
-        if left <= 0:
-            break
-        if b.kind in ("para", "bullets", "steps") and b.sentences:
-            out.append(Block(b.kind, sentences=b.sentences[:left]))
-            left -= len(out[-1].sentences)
+    if len(heads) > 1:
+        out.append(Block("heading", text=doc.title, level=base))
+        base += 1
+    for s in sections:
+        if len(heads) > 1 and s.level == top and (not s.heading or s.heading == doc.title):
+            out += section_content(doc, s)  # the document's opening, under its title already shown
+            continue
+        if s.level > top or len(heads) > 1:
+            heading, level = s.heading or doc.title, base + min(2, s.level - top)
+        elif not s.heading or s.heading == doc.title:
+            heading, level = doc.title, base
+        else:
+            heading, level = f"{s.heading} ({doc.title})", base
+        out += [Block("heading", text=heading, level=level), *section_content(doc, s)]
     return out
+
+
+def guide_table(table: dict | None) -> Block | None:
+    """The plan's cross-device table: a row per device, a column per quantity, each cell quoted
+    and cited ('—' where a device's sources do not say)."""
+    if not table:
+        return None
+    rows = []
+    for title, cells in table["rows"]:
+        row = [Cell(title)]
+        for cell in cells:
+            row.append(Cell(cell[0], (Citation(cell[1], cell[2]),)) if cell else Cell("—"))
+        rows.append(tuple(row))
+    return Block("table", header=("Model", *table["columns"]), rows=tuple(rows))
 
 
 def _hub(job: PageJob) -> Draft:
@@ -260,7 +499,10 @@ def _hub(job: PageJob) -> Draft:
             lead.append(Sentence(text, (Citation(doc_path, anchor),)))
         links.append((path, title))
     body = [Block("heading", text="Models", level=2), Block("links", links=tuple(links))]
-    return _finish(job, body, lead, names=[t for _, t, *_ in job.spec.config["models"]])
+    draft = _finish(job, body, lead, names=[t for _, t, *_ in job.spec.config["models"]])
+    titles = [title for _, title in links]
+    listed = ", ".join(titles[:-1]) + f" and {titles[-1]}" if len(titles) > 1 else "".join(titles)
+    return replace(draft, summary=f"The {listed}: what each is, with a link to its page."[:160])
 
 
 def _glossary(job: PageJob) -> Draft:

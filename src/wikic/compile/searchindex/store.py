@@ -138,6 +138,25 @@ class IndexStore:
 
     # -- writing
 
+    def update_for(
+        self,
+        report: CompileReport | None,
+        docs: Mapping[str, SourceDoc] | None = None,
+        semantic: bool | None = None,
+    ) -> UpdateStats:
+        """``update`` as compile runs it (vectors checked, nothing written when nothing
+        changed), what it did added to ``report``: compile brings the index up to date before
+        planning (layer 1's vectors are the planner's) and again after writing pages."""
+        stats = self.update(docs=docs, semantic=semantic, check=True, stamps=False)
+        if report is not None:
+            done = report.search_index
+            report.search_index = {
+                "files": done.get("files", 0) + stats.added + stats.changed + stats.removed,
+                "embedded": done.get("embedded", 0) + stats.embedded,
+            }
+            report.notes += [n for n in (stats.rebuilt, stats.semantic) if n and n not in report.notes]
+        return stats
+
     def update(
         self,
         files: dict[str, str] | None = None,
@@ -447,11 +466,4 @@ def update_index(
     ``docs``, layer 1 as compile parsed it), its vectors checked, so the first query after a
     compile finds it ready; what it did goes into ``report``. Nothing changed: nothing written."""
     with IndexStore(root) as index:
-        stats = index.update(docs=docs, semantic=semantic, check=True, stamps=False)
-    if report is not None:
-        report.search_index = {
-            "files": stats.added + stats.changed + stats.removed,
-            "embedded": stats.embedded,
-        }
-        report.notes += [note for note in (stats.rebuilt, stats.semantic) if note]
-    return stats
+        return index.update_for(report, docs=docs, semantic=semantic)

@@ -1,0 +1,138 @@
+"""Entity pages that gather: what every source says about a device, found and sorted by facet.
+
+The plan picks, per device, the sections of its sources that name it (``gather``) and files each
+under a facet (``facet_of``): specifications, set-up, use, maintenance, troubleshooting, FAQs. The
+librarian quotes from each section the units that are about the device (``about_units``): the
+whole section when its heading names the device, else each sentence naming it (with the sentence
+after it when that one goes on about it: 'It …', 'This …'), and every list, step list or table
+naming it, whole.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core.markdown import Section, plain_inline, words
+from ..core.models import SourceDoc
+from .draft import Block, Sentence
+from .librarian.extract import section_content
+
+FACETS = ("Specifications", "Set-up", "Use", "Maintenance", "Troubleshooting", "FAQs")
+# a facet's heading on an entity page names the entity: it reads as a heading, and a search that
+# takes headings for entries ('Set-up') is not sent to every device's set-up at once
+FACET_HEADINGS = {
+    "Specifications": "Specifications",
+    "Set-up": "Setting up the {}",
+    "Use": "Using the {}",
+    "Maintenance": "Maintaining the {}",
+    "Troubleshooting": "Troubleshooting the {}",
+    "FAQs": "Questions about the {}",
+}
+_FACET_WORDS = {
+    "Troubleshooting": """troubleshoot troubleshooting problem problems fix error errors issue issues fail
+        failed failure reset diagnosis diagnose offline disconnect not won't can't""",
+    "Set-up": """install installing installation setup set-up configure configuring configuration connect
+        connecting assembly assemble assembling flash flashing mount mounting attach unbox unboxing
+        getting started configurator""",
+    "Maintenance": """maintain maintenance clean cleaning lubricate care replace replacing storing winter
+        inspect adjustment""",
+    "Specifications": """spec specs specification specifications dimension dimensions size sizes weight bom
+        parts hardware materials compared comparison models model versions version overview""",
+}
+FACET_WORDS = {facet: frozenset(text.split()) for facet, text in _FACET_WORDS.items()}
+PER_DOC = 4  # sections quoted per source
+SECTIONS = 40  # sections quoted per device page
+MAX_LIST = 15  # a list or table naming the device is quoted whole up to this many items or rows
+
+
+def facet_of(doc: SourceDoc, section: Section) -> str:
+    """The facet a section of a source belongs to on an entity page, by the words of its headings,
+    its document's title (then its category), troubleshooting first ('Step 2' of 'Camera
+    Troubleshooting' is troubleshooting, not set-up)."""
+    category = " ".join(
+        str(v) for k in ("category", "section") for v in [doc.meta.get(k)] if isinstance(v, str)
+    ).replace("/", " ")
+    for text in (f"{' '.join(section.path)} {doc.title}", category):
+        found = set(words(text))
+        found |= {w[:-1] for w in found if w.endswith("s")}
+        for facet in ("Troubleshooting", "Maintenance", "Set-up", "Specifications"):
+            if found & FACET_WORDS[facet]:
+                return facet
+    return "FAQs" if doc.title.rstrip().endswith("?") else "Use"
+
+
+def name_pattern(names: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern | None]:
+    """Patterns for a device's names and for the longer names it excludes ('Express XL')."""
+    names = tuple(n for n in names if n)
+
+    def alternatives(ns: tuple[str, ...]) -> str:
+        return "|".join(re.escape(n) for n in sorted(ns, key=len, reverse=True))
+
+    named = re.compile(rf"(?<!\w)(?:{alternatives(names)})(?!\w)", re.IGNORECASE)
+    other = re.compile(rf"(?<!\w)(?:{alternatives(exclude)})(?!\w)", re.IGNORECASE) if exclude else None
+    return named, other
+
+
+def names_it(text: str, named: re.Pattern, other: re.Pattern | None) -> bool:
+    plain = plain_inline(text)
+    if other is not None:
+        plain = other.sub(" ", plain)
+    return bool(named.search(plain))
+
+
+def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
+    """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
+    names the device, its spec pages aside; at most ``PER_DOC`` per source, ``SECTIONS`` in all."""
+    named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
+    out: list[list[str]] = []
+    for doc in docs:
+        if doc.path in specs:
+            continue
+        found = 0
+        for section in doc.sections:
+            if found >= PER_DOC or len(out) >= SECTIONS:
+                break
+            if names_it(section.heading, named, other) or names_it(section.text, named, other):
+                out.append([facet_of(doc, section), doc.path, section.anchor])
+                found += 1
+    return out
+
+
+_GOES_ON = re.compile(r"^(?:it|its|this|these|they|their|the kit|the bot)\b", re.IGNORECASE)
+
+
+def about_units(doc: SourceDoc, section: Section, device: dict) -> list[Block]:
+    """What a section says about the device, in whole units: all of it when its heading names the
+    device; else each sentence naming it (and the next one when it goes on about it), and each
+    list, step list or table naming it, whole (up to ``MAX_LIST`` items or rows)."""
+    named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
+    blocks = section_content(doc, section)
+    if names_it(section.heading, named, other):
+        return blocks
+    out: list[Block] = []
+    for n, b in enumerate(blocks):
+        introduced = (
+            bool(out) and out[-1].kind == "para" and out[-1].sentences[-1].text.rstrip().endswith(":")
+        )
+        introduced = introduced and out[-1].sentences[-1] is (blocks[n - 1].sentences or (None,))[-1]
+        if b.kind == "para":
+            kept: list[Sentence] = []
+            for i, s in enumerate(b.sentences):
+                if (
+                    names_it(s.text, named, other)
+                    or kept
+                    and kept[-1] is b.sentences[i - 1]
+                    and _GOES_ON.match(s.text)
+                ):
+                    kept.append(s)
+            if kept:
+                out.append(Block("para", sentences=tuple(kept)))
+        elif b.kind in ("bullets", "steps"):
+            said = introduced or any(names_it(s.text, named, other) for s in b.sentences)
+            if len(b.sentences) <= MAX_LIST and said:
+                out.append(b)
+        elif b.kind == "table":
+            cells = [c.text for row in b.rows for c in row] + list(b.header)
+            if len(b.rows) <= MAX_LIST and any(names_it(t, named, other) for t in cells):
+                out.append(b)
+    return out

@@ -1,0 +1,573 @@
+"""Guides: the source material that fits a guide's purpose, chosen whole and put in task order.
+
+A guide composes. It is made of whole source sections (a procedure keeps every step, a section
+every list item and table row), chosen by how well they fit the guide: their words (BM25 over the
+section and over its whole document), the words of their titles and headings, and their meaning
+where an embedding is installed (``similarity``). A section that fits well brings along:
+
+- its sub-sections that also fit (a FAQ's 'Before you leave' under its question), and all of
+  them when it is a step ('Step 3' with its 'Genesis kits' and 'Express kits');
+- the other steps of its procedure ('Step 1' … 'Step 4' of one document), when most of them fit.
+
+Sections are then ordered as a task is done: prepare → do → check → fix, known by the words of
+their headings (then of their document's title); a procedure stays in its own order. Sections
+whose statements a newer source changed (``timeline``) are left out when that is most of them.
+
+Where two or more devices state a quantity the guide is about (a field such as a tank's
+capacity, a list item per device such as refill intervals, a sentence of a device's own spec
+page naming the guide's subject such as vacation mode), ``entity_table`` gathers it, one row per
+device, every cell quoted and cited.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..core.facts import field_label
+from ..core.markdown import STOPWORDS, plain_inline, words
+from ..core.models import SourceDoc
+from . import versions
+from .librarian.extract import device_facts, prose_units, section_content
+from .schema import Guide
+from .similarity import lexical, section_texts, semantic, terms
+from .timeline import Timeline, quantities
+
+STEP = re.compile(r"^\s*(?:step|part|stage)\s*\d+\b|^\s*\d+\s*[.):]\s*\S", re.IGNORECASE)
+PHASES = ("prepare", "do", "check", "fix")
+PHASE_TITLES = {
+    "prepare": "Before you start",
+    "do": "What to do",
+    "check": "Checking",
+    "fix": "If something goes wrong",
+}
+_CUES = {
+    "fix": """troubleshoot troubleshooting problem problems fix fixing error errors issue issues fail
+        fails failed failure broken reset resetting wrong disconnect disconnects disconnected offline
+        solve solving diagnose diagnosis diagnosing cannot won't doesn't isn't not why""",
+    "prepare": """before prepare preparing preparation prerequisite prerequisites requirement
+        requirements checklist planning prep gather safety leave leaving away""",
+    "check": """check checking verify verifying confirm confirming test testing tests status monitor
+        monitoring alert alerts indicator indicators led leds inspect inspecting inspection""",
+}
+CUES = {phase: frozenset(text.split()) for phase, text in _CUES.items()}
+
+FIT = 0.4  # a section fits when it scores at least this share of the best section's score
+REDUNDANCY = 0.5  # how much a unit's overlap with what is chosen counts against it
+NOVELTY = 0.3  # how much bringing the guide's query words first counts for it
+DOC_FIT = 0.6  # a procedure whose document fits this well is quoted whole
+PROCEDURE = 0.15  # the bonus of a procedure most of whose steps fit the guide
+ENTRY_WEIGHT = 0.6  # a reference entry's section fits a guide this much less, unless the guide names it
+PER_DEVICE = 0.2  # the bonus of a section that states something for each device, item by item
+RERANK = 400  # sections reranked by meaning, the best by words
+OPTIONS = 300  # units weighed for a guide, the best-fitting first
+SENTENCES = 120  # a guide quotes about this many sentences and list items, at most
+PER_DOC = 3  # sections chosen on their own per document (steps and sub-sections aside)
+OUTDATED = 0.5  # a section whose statements are mostly outdated is left out
+TITLED = 0.5  # a section whose own heading fits this well is what its document's title names
+TEMPLATE = 5  # a heading of this many documents or more is a template's, not a subject
+ASIDE = 0.5  # how much less the other sections of such a document fit (not steps, not under it)
+
+
+@dataclass
+class Candidate:
+    doc: SourceDoc
+    index: int  # the section's position in its document
+    score: float = 0.0
+    heading_fit: float = 0.0
+    per_device: bool = False  # holds a list item or table row for each of two devices or more
+    doc_fit: float = 0.0  # how well its whole document fits the guide
+
+
+@dataclass
+class GuidePlan:
+    sections: list[tuple[str, str]] = field(default_factory=list)  # (path, anchor), in page order
+    phases: list[str] = field(default_factory=list)  # the phase of each section
+    table: dict | None = None  # the cross-device table, see ``entity_table``
+    table_sources: list[str] = field(default_factory=list)
+
+
+def phase_of(heading: str, title: str) -> str:
+    """The task phase a section belongs to, by the words of its heading, else of its document's
+    title (and categories): 'Before you leave' → prepare, 'Check the belts' → check, 'Perform a
+    hard reset' → fix."""
+    for text in (heading, title):
+        found = set(words(text))
+        found |= {w[:-1] for w in found if w.endswith("s")}
+        for phase in ("fix", "prepare", "check"):
+            if found & CUES[phase]:
+                return phase
+    return "do"
+
+
+def _quotable(doc: SourceDoc, i: int) -> bool:
+    s = doc.sections[i]
+    if not s.text.strip():
+        return False
+    return bool(prose_units(s.text)) or any(b.kind == "table" for b in section_content(doc, s))
+
+
+def _outdated(doc: SourceDoc, i: int, timeline: Timeline | None) -> bool:
+    stale = (timeline.outdated.get(doc.path) or {}) if timeline is not None else {}
+    if not stale:
+        return False
+    said = [t for _, t in prose_units(doc.sections[i].text)]
+    gone = sum(1 for t in said if " ".join(plain_inline(t).split()) in stale)
+    return bool(said) and gone / len(said) >= OUTDATED
+
+
+def quotable_sections(docs: list[SourceDoc], superseded: dict[str, str]) -> list[tuple[SourceDoc, int]]:
+    """The current sections of ``docs`` that have something to quote, as (document, index): found
+    once for all the guides of a plan."""
+    return [
+        (d, i)
+        for d in docs
+        if d.path not in superseded
+        for i, s in enumerate(d.sections)
+        if not versions.is_superseded(d.path, s.anchor, superseded) and _quotable(d, i)
+    ]
+
+
+def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Candidate]:
+    return [Candidate(d, i) for d, i in quotable if not guide.sources or d.source in guide.sources]
+
+
+def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
+    """Each candidate's fit to the guide, in [0, 1]: the words of its section (BM25 for the
+    guide's title, purpose and query), of its whole document, of its own headings and, at half
+    weight, of its document's title and what it is filed under (its category, tags: rarer words
+    weigh more; two of the guide's words in a heading are a full match), and its meaning where an
+    embedding is installed."""
+    query = f"{guide.title} {guide.purpose} {guide.query}"
+    wanted = terms(f"{guide.title} {guide.query}")
+    own = [" ".join(h for h in c.doc.sections[c.index].path if h != c.doc.title) for c in pool]
+    df = Counter(t for c, h in zip(pool, own, strict=True) for t in terms(f"{c.doc.title} {h}"))
+    n = len(pool)
+
+    def rarity(t: str) -> float:
+        return math.log(1 + n / (1 + df.get(t, 0)))
+
+    full = 2 * sum(rarity(t) for t in wanted) / max(1, len(wanted))  # two average words
+
+    def fit(text: str) -> float:
+        return min(1.0, sum(rarity(t) for t in terms(text) & wanted) / full) if full else 0.0
+
+    bodies = [f"{h} {c.doc.sections[c.index].text}" for h, c in zip(own, pool, strict=True)]
+    by_section = lexical(query, bodies)
+    docs = list(dict.fromkeys(c.doc.path for c in pool))
+    texts = {c.doc.path: f"{c.doc.title} {c.doc.body}" for c in pool}
+    by_doc = dict(zip(docs, lexical(query, [texts[p] for p in docs]), strict=True))
+    # a heading many documents share is a template's ('Common problems' of every plant entry):
+    # it says what kind of section it is, not what it is about
+    shared = Counter(
+        h.lower() for h in dict((c.doc.path + "\0" + h, h) for c, h in zip(pool, own, strict=True)).values()
+    )
+    own_fit = [0.0 if shared[h.lower()] >= TEMPLATE else fit(h) for h in own]
+    # a document's title lends its fit to its sections, unless one of them is headed by the
+    # guide's subject: then the title named that one ('… 21-day vacation mode, household sharing
+    # and a new plant library' lends nothing to 'A new plant library')
+    headed = {c.doc.path for c, f in zip(pool, own_fit, strict=True) if f >= TITLED}
+    for i, c in enumerate(pool):
+        lent = 0.0 if c.doc.path in headed else 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}")
+        c.heading_fit = max(own_fit[i], lent)
+        c.doc_fit = by_doc[c.doc.path]
+        c.score = (0.6 * by_section[i] + 0.4 * c.heading_fit) * (0.6 + 0.4 * by_doc[c.doc.path])
+        if c.doc.path in headed and not _under_subject(c, own_fit, pool):
+            c.score *= ASIDE  # a sibling of the section about the subject is about something else
+    # meaning reranks the sections words found: the best by words, not the whole corpus
+    ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))[:RERANK]
+    embedded: dict[str, dict[str, str]] = {}  # what the search index embeds, per document
+    for i in ranked if by_meaning else ():
+        embedded.setdefault(pool[i].doc.path, section_texts(pool[i].doc))
+    texts = [
+        embedded[pool[i].doc.path].get(pool[i].doc.sections[pool[i].index].anchor)
+        or f"{pool[i].doc.title}\n{bodies[i]}"
+        for i in (ranked if by_meaning else ())
+    ]
+    meaning = semantic(query, texts, by_meaning, kind="source")
+    for c in pool if meaning is not None else ():
+        c.score *= 0.8  # the sections meaning did not rerank are those far down by words anyway
+    for n, i in enumerate(ranked if meaning is not None else ()):
+        pool[i].score += 0.2 * meaning[n]
+    for c in pool:
+        c.score += PER_DEVICE * c.per_device
+
+
+def _under_subject(c: Candidate, own_fit: list[float], pool: list[Candidate]) -> bool:
+    """Whether ``c`` is headed by the guide's subject, is a step, or sits under a section that is
+    ('Before you leave' under 'Vacation mode')."""
+    section = c.doc.sections[c.index]
+    if STEP.match(section.heading):
+        return True
+    headed = {
+        x.doc.sections[x.index].anchor
+        for x, f in zip(pool, own_fit, strict=True)
+        if x.doc.path == c.doc.path and f >= TITLED
+    }
+    return section.anchor in headed or any(
+        x.anchor in headed and section.path[: len(x.path)] == x.path
+        for x in c.doc.sections
+        if x.level < section.level
+    )
+
+
+def _subsections(doc: SourceDoc, i: int) -> list[int]:
+    """The sections under section ``i`` (deeper headings until one of its level or higher)."""
+    level = doc.sections[i].level
+    out = []
+    for j in range(i + 1, len(doc.sections)):
+        if doc.sections[j].level <= level:
+            break
+        out.append(j)
+    return out
+
+
+def _steps(doc: SourceDoc, i: int) -> list[int]:
+    """The step sections of the procedure section ``i`` belongs to ('Step 1' … 'Step 4' at one
+    heading level, in one run), or [] when it is no step."""
+    s = doc.sections[i]
+    if not STEP.match(s.heading):
+        return []
+    same = [j for j, x in enumerate(doc.sections) if x.level == s.level and x.path[:-1] == s.path[:-1]]
+    run: list[int] = []
+    for j in same:
+        if STEP.match(doc.sections[j].heading):
+            run.append(j)
+        elif j < i:
+            run = []
+        else:
+            break
+    return run
+
+
+def _unit(c: Candidate, at: dict, best: float) -> list[Candidate]:
+    """The sections shown with ``c``: the whole procedure when ``c`` is a step of one that fits (a
+    third of its steps fit, or its document as a whole does), and the sub-sections that fit too
+    (all of a step's)."""
+    steps = _steps(c.doc, c.index)
+    fitting = [j for j in steps if (c.doc.path, j) in at and at[(c.doc.path, j)].score >= FIT * best]
+    whole = len(fitting) * 3 >= len(steps) or c.doc_fit >= DOC_FIT
+    heads = steps if steps and whole else [c.index]
+    members: list[int] = []
+    for j in heads:
+        members.append(j)
+        for k in _subsections(c.doc, j):
+            sub = at.get((c.doc.path, k))
+            if sub is not None and (steps or sub.score >= FIT * best):
+                members.append(k)
+    return [at[(c.doc.path, j)] for j in dict.fromkeys(members) if (c.doc.path, j) in at]
+
+
+def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> list[list[Candidate]]:
+    """The units of the guide, best first: each a run of sections of one document shown together
+    (a section with its sub-sections, or a whole procedure), from at most ``guide.limit``
+    documents and ``PER_DOC`` units of each, until about ``SENTENCES`` are quoted.
+
+    A procedure most of whose steps fit counts as its best step plus ``PROCEDURE``. The next unit
+    is the one that adds most (maximal marginal relevance): its fit, less its overlap with what is
+    already chosen (so five sections saying '21 days' do not crowd out the one giving refill
+    intervals), plus a bonus for the guide's query words it brings first."""
+    if not pool:
+        return []
+    best = max(c.score for c in pool)
+    if best <= 0:
+        return []
+    at = {(c.doc.path, c.index): c for c in pool}
+    fresh = [c for c in pool if c.score >= FIT * best and not _outdated(c.doc, c.index, timeline)]
+    options: dict[tuple, tuple[float, list[Candidate], set[str], int]] = {}
+    for c in fresh:
+        unit = [x for x in _unit(c, at, best) if x is c or not _outdated(x.doc, x.index, timeline)]
+        key = tuple((x.doc.path, x.index) for x in unit)
+        procedure = sum(1 for x in unit if STEP.match(x.doc.sections[x.index].heading)) > 1
+        worth = max(x.score for x in unit) + PROCEDURE * procedure
+        said = set().union(*(terms(x.doc.sections[x.index].text) for x in unit))
+        size = sum(len(prose_units(x.doc.sections[x.index].text)) for x in unit)
+        if key not in options or worth > options[key][0]:
+            options[key] = (worth, unit, said, size)
+    # only the best-fitting few can be chosen: the rest never outweigh them
+    options = dict(sorted(options.items(), key=lambda kv: (-kv[1][0], kv[0]))[:OPTIONS])
+    asked = terms(guide.query)
+    covered: set[str] = set()
+    chosen_terms: list[set[str]] = []
+    taken: set[tuple[str, int]] = set()
+    per_doc: Counter = Counter()
+    units: list[list[Candidate]] = []
+    quoted = 0
+    left = sorted(options.items())
+
+    def value(option: tuple[float, list[Candidate], set[str], int]) -> float:
+        worth, _, said, _ = option
+        overlap = max((len(said & t) / len(said | t) for t in chosen_terms if said | t), default=0.0)
+        new = len((said & asked) - covered) / len(asked) if asked else 0.0
+        return worth - REDUNDANCY * overlap + NOVELTY * new
+
+    while left and quoted < SENTENCES:
+        i = max(range(len(left)), key=lambda i: (value(left[i][1]), -i))
+        key, option = left.pop(i)
+        worth, unit, said, size = option
+        path = unit[0].doc.path
+        if value(option) < FIT * best:
+            break
+        if any(k in taken for k in key) or per_doc[path] >= PER_DOC:
+            continue
+        if path not in per_doc and len(per_doc) >= guide.limit:
+            continue
+        taken.update(key)
+        per_doc[path] += 1
+        units.append(unit)
+        chosen_terms.append(said)
+        covered |= said & asked
+        quoted += size
+    return units
+
+
+def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[list[Candidate]]:
+    """The units less those that tell history: a section (not a procedure, which is quoted whole)
+    one of whose statements a newer source changed. A guide says what to do now, and the newer
+    source is the one to quote (app 4.6's '14 days ahead', the classroom's spring break under
+    the old limit: app 5.0 says 21 days)."""
+    stale = timeline.outdated if timeline is not None else {}
+
+    def history(unit: list[Candidate]) -> bool:
+        if sum(1 for c in unit if STEP.match(c.doc.sections[c.index].heading)) > 1:
+            return False
+        anchors = {c.doc.sections[c.index].anchor for c in unit}
+        return any(st.anchor in anchors for _, st in (stale.get(unit[0].doc.path) or {}).values())
+
+    return [unit for unit in units if not history(unit)]
+
+
+def _categories(doc: SourceDoc) -> str:
+    """The words a document is filed under (its category, section or tags), for its phase."""
+    found = []
+    for key in ("category", "section", "categories", "tags", "type"):
+        value = doc.meta.get(key)
+        values = value if isinstance(value, list) else [value]
+        found += [str(v).replace("/", " ").replace("-", " ") for v in values if isinstance(v, str)]
+    return " ".join(found)
+
+
+def _refers(unit: list[Candidate], other: list[Candidate]) -> bool:
+    """Whether a unit's text names another unit's document by its title ('After installing
+    FarmBot OS …' names 'FarmBot OS'): that one is done first."""
+    title = other[0].doc.title
+    if other[0].doc.path == unit[0].doc.path or len(title) < 4:
+        return False
+    pattern = re.compile(rf"(?<!\w){re.escape(title)}(?!\w)", re.IGNORECASE)
+    return any(pattern.search(plain_inline(x.doc.sections[x.index].text)) for x in unit)
+
+
+def order(units: list[list[Candidate]]) -> list[tuple[Candidate, str]]:
+    """The units' sections in task order: prepare, do, check, fix; within a phase a unit that
+    names another's document comes after it, else the best-fitting first. A unit is kept
+    together, in its document's order."""
+    placed = []
+    for unit in units:
+        first = unit[0]
+        section = first.doc.sections[first.index]
+        steps = len([c for c in unit if STEP.match(c.doc.sections[c.index].heading)]) > 1
+        about = f"{first.doc.title} {_categories(first.doc)}"
+        fix = phase_of("", about) == "fix"
+        phase = "do" if steps and not fix else phase_of(section.heading, about)
+        placed.append((phase, sorted(unit, key=lambda c: c.index)))
+    out: list[tuple[Candidate, str]] = []
+    for phase in PHASES:
+        todo = [u for p, u in placed if p == phase]
+        while todo:
+            ready = [u for u in todo if not any(_refers(u, v) for v in todo if v is not u)]
+            nxt = (ready or todo)[0]
+            same = [u for u in todo if u[0].doc.path == nxt[0].doc.path]  # one document's units together
+            for u in same:
+                todo.remove(u)
+            out += [(c, phase) for c in sorted((c for u in same for c in u), key=lambda c: c.index)]
+    return out
+
+
+def plan_guide(
+    guide: Guide,
+    docs: list[SourceDoc],
+    superseded: dict[str, str],
+    timeline: Timeline | None = None,
+    devices: list[tuple[dict, list[SourceDoc]]] = (),
+    by_meaning: bool = True,
+    entries: set[str] = frozenset(),
+    quotable: list[tuple[SourceDoc, int]] | None = None,
+) -> GuidePlan:
+    """The sections of a guide in page order with their phases, and its cross-device table
+    (sections chosen by meaning too unless ``by_meaning`` is off: ``search.semantic``)."""
+    specs = {d.path for _, found in devices for d in found} if len(devices) >= MIN_ROWS else set()
+    quotable = quotable if quotable is not None else quotable_sections(docs, superseded)
+    pool = [c for c in candidates(guide, quotable) if c.doc.path not in specs]
+    if not pool:
+        return GuidePlan()
+    asked = terms(f"{guide.title} {guide.query}")
+    if len(devices) >= MIN_ROWS:
+        named = re.compile(
+            "|".join(re.escape(n) for device, _ in devices for n in _names(device)[0]), re.IGNORECASE
+        )
+        for c in pool:  # only a section that names a device can hold a line for each
+            section = c.doc.sections[c.index]
+            about = bool(terms(f"{section.heading} {c.doc.title}") & asked)  # a list about the task
+            c.per_device = about and bool(named.search(section.text)) and _per_device(c.doc, section, devices)
+    score(guide, pool, by_meaning)
+    for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the task
+        if c.doc.path in entries and not terms(c.doc.title) <= asked:
+            c.score *= ENTRY_WEIGHT
+    ordered = order(current(choose(guide, pool, timeline), timeline))
+    out = GuidePlan(
+        [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]
+    )
+    chosen = [(c.doc, c.doc.sections[c.index]) for c, _ in ordered]
+    table = entity_table(guide, chosen, devices, timeline)
+    if table is not None:
+        out.table, out.table_sources = table
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The cross-device table
+
+MIN_ROWS = 2  # a column two devices fill, at least
+
+
+def _starts_with_name(text: str, names: tuple[str, ...], exclude: tuple[str, ...]) -> str | None:
+    """The rest of a list item that opens with one of ``names`` ('Sprout 3 (1.2-litre tank): about
+    7 days' → 'about 7 days'), or None."""
+    plain = plain_inline(text)
+    for name in sorted(names, key=len, reverse=True):
+        if any(plain.lower().startswith(x.lower()) for x in exclude if len(x) > len(name)):
+            return None
+        m = re.match(rf"(?:the\s+)?{re.escape(name)}\b\s*", plain, re.IGNORECASE)
+        if m:
+            rest = plain[m.end() :]
+            rest = re.sub(r"^\([^)]*\)\s*(?=[:—–-])", "", rest)
+            rest = rest.lstrip(" :—–-").strip()
+            return rest if len(rest.split()) >= 2 else None
+    return None
+
+
+def _per_device(doc: SourceDoc, section, devices: list[tuple[dict, list[SourceDoc]]]) -> bool:
+    """Whether a section has a list whose items, or a table whose rows, open with the names of
+    two devices or more ('Sprout 3 (1.2-litre tank): about 7 days', 'Grove 6 …')."""
+    for block in section_content(doc, section):
+        texts = [s.text for s in block.sentences] + [r[0].text for r in block.rows if r]
+        named = {
+            device["title"]
+            for t in texts
+            for device, _ in devices
+            if _starts_with_name(t + " x x", *_names(device)) is not None
+        }
+        if len(named) >= MIN_ROWS:
+            return True
+    return False
+
+
+def _names_device(text: str, names: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
+    """Whether ``text`` names the device (a longer name it excludes, such as 'Express XL' for
+    'Express', does not count)."""
+    plain = plain_inline(text)
+    for x in exclude:
+        plain = re.sub(rf"\b{re.escape(x)}\b", " ", plain, flags=re.IGNORECASE)
+    return any(re.search(rf"\b{re.escape(n)}\b", plain, re.IGNORECASE) for n in names)
+
+
+def _names(device: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (device["title"], *device.get("match", ())), tuple(device.get("exclude", ()))
+
+
+def _phrases(guide: Guide) -> list[str]:
+    """Two-word phrases of the guide's query ('vacation mode', 'water tank'), in order."""
+    ws = [w for w in words(guide.query) if w not in STOPWORDS]
+    return list(dict.fromkeys(f"{a} {b}" for a, b in zip(ws, ws[1:])))
+
+
+def entity_table(
+    guide: Guide,
+    chosen: list[tuple[SourceDoc, object]],
+    devices: list[tuple[dict, list[SourceDoc]]],
+    timeline: Timeline | None,
+) -> tuple[dict, list[str]] | None:
+    """{'columns': [label, …], 'rows': [[device title, [[text, path, anchor] or [], …]], …]} and the
+    documents its cells cite, or None when no column is filled by two devices."""
+    if len(devices) < MIN_ROWS:
+        return None
+    columns: list[tuple[str, dict[str, list]]] = []  # (label, {device title: [text, path, anchor]})
+
+    def add(label_: str, cells: dict[str, list]) -> None:
+        if len(cells) >= MIN_ROWS and all(lbl.lower() != label_.lower() for lbl, _ in columns):
+            columns.append((label_, cells))
+
+    wanted = terms(guide.query)  # what the guide is about, not every word of its title
+    # (a) fields of each device whose label names what the guide is about ('Tank capacity (l)')
+    by_field: dict[str, dict[str, list]] = {}
+    for device, specs in devices:
+        for key, value, cite in device_facts(device, specs):
+            label_ = field_label(key) if re.fullmatch(r"[a-z0-9_]+", key) else key
+            if terms(label_) & wanted:
+                by_field.setdefault(label_, {})[device["title"]] = [value, cite.path, cite.anchor]
+    for label_, cells in by_field.items():
+        add(label_, cells)
+    # (b) lists in the guide's sections with an item per device ('Typical refill intervals')
+    for doc, section in chosen:
+        for block in section_content(doc, section):
+            if block.kind not in ("bullets", "steps"):
+                continue
+            if not terms(f"{section.heading} {doc.title}") & wanted:
+                continue  # a list per device about something else ('Which plants can I grow?')
+            cells = {}
+            for s in block.sentences:
+                for device, _ in devices:
+                    rest = _starts_with_name(s.text, *_names(device))
+                    if rest is not None and device["title"] not in cells:
+                        cells[device["title"]] = [rest, doc.path, section.anchor]
+            add(section.heading or doc.title, cells)
+    # (c) the guide's subject as each device's own spec page, or a section of the guide naming
+    # the device, states it ('vacation mode'): the sentence with a quantity and most of its words
+    stale = timeline.outdated if timeline is not None else {}
+    labelled = set().union(*(terms(lbl) for lbl, _ in columns)) if columns else set()
+    for phrase in _phrases(guide):
+        said_in = re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)")
+        own = sum(
+            1 for _, specs in devices if any(said_in.search(plain_inline(d.body).lower()) for d in specs)
+        )
+        if terms(phrase) & labelled or own < MIN_ROWS:
+            continue  # a column is a quantity of the devices themselves: two spec pages name it
+        cells = {}
+        for device, specs in devices:
+            names, exclude = _names(device)
+            found = [
+                (doc, sec, text, True)
+                for doc in specs
+                for sec in doc.sections
+                for _, text in prose_units(sec.text)
+            ]
+            found += [
+                (doc, sec, text, False)
+                for doc, sec in chosen
+                for _, text in prose_units(sec.text)
+                if _names_device(text, names, exclude)
+            ]
+            best = None
+            for doc, section, text, own in found:
+                said = " ".join(plain_inline(text).split())
+                if not said_in.search(said.lower()) or said in stale.get(doc.path, {}):
+                    continue
+                rank = (bool(quantities(said)), len(terms(said) & wanted), own)
+                if best is None or rank > best[0]:
+                    best = (rank, [said, doc.path, section.anchor])
+            if best is not None:
+                cells[device["title"]] = best[1]
+        if len(cells) >= MIN_ROWS:
+            add(phrase[:1].upper() + phrase[1:], cells)
+            labelled |= terms(phrase)
+    if not columns:
+        return None
+    rows = [
+        [device["title"], [cells.get(device["title"], []) for _, cells in columns]]
+        for device, _ in devices
+        if any(device["title"] in cells for _, cells in columns)
+    ]
+    sources = sorted({cell[1] for _, row in rows for cell in row if cell})
+    return {"columns": [lbl for lbl, _ in columns], "rows": rows}, sources
