@@ -266,13 +266,13 @@ def test_entries_quote_where_other_sources_name_them(kb: Path) -> None:
             section = next(s for s in read_layer1(kb, cite.path).sections if s.anchor == cite.anchor)
             assert "genovese basil" in section.text.lower()
     # the entry's directory links it with its opening sentence, cited
-    herbs = (kb / "wiki/topics/herbs.md").read_text("utf-8")
+    herbs = (kb / "wiki/directories/herbs.md").read_text("utf-8")
     (line,) = [
         x
         for x in herbs.split("\n")
         if x.startswith("- [Genovese Basil](../entries/genovese-basil.md)") and "layer1_sources" in x
     ]
-    assert parse_citations(line, "wiki/topics/herbs.md")
+    assert parse_citations(line, "wiki/directories/herbs.md")
 
 
 def test_dated_posts_are_headed_with_their_date_newest_first(kb: Path) -> None:

@@ -163,15 +163,20 @@ def test_no_page_id_or_folder_addresses_the_kbs_own_files_or_another_page(
     assert (example_kb / "wiki" / "log.md").read_bytes() == log
 
 
-def test_two_pages_planned_for_one_file_are_refused(example_kb: Path) -> None:
+def test_two_pages_planned_for_one_file_never_share_it(example_kb: Path) -> None:
+    """Two pages of one type and name (two groups titled alike) are told apart by a suffix; a
+    page planned over a file of another type is refused, never written over it."""
     from wikic.compile.pageplan import _Pages
     from wikic.compile.schema import load_wiki_schema
     from wikic.core.errors import ConfigError
 
     pages = _Pages(load_wiki_schema(example_kb), {})
-    pages.add("device", "grove-6", "Grove 6", [], {})
+    first = pages.add("device", "grove-6", "Grove 6", [], {})
+    second = pages.add("device", "grove-6", "Grove 6 again", [], {})
+    assert (first.path, second.path) == ("wiki/devices/grove-6.md", "wiki/devices/grove-6-2.md")
+    pages.folders["topic"] = "devices"  # as if the schema's folders had let the two share one
     with pytest.raises(ConfigError, match="over the device page 'grove-6'"):
-        pages.add("device", "grove-6", "Grove 6 again", [], {})
+        pages.add("topic", "grove-6", "Grove 6 topic", [], {})
 
 
 @pytest.mark.parametrize("slug", ["changes", "glossary", "log", "index"])

@@ -24,7 +24,7 @@ DEFAULT_FOLDERS = {
     "glossary": "",  # wiki/glossary.md
     "changes": "",  # wiki/changes.md
     "entity": "entries",  # one page per reference entry (a crop, a plant)
-    "directory": "topics",  # the list of a group's entries, beside the topic pages
+    "directory": "directories",  # the list of a group's entries
 }
 SINGLE_PAGE_TYPES = ("glossary", "changes")  # one page each, named for the type
 BACKENDS = ("offline", "anthropic", "openai")
