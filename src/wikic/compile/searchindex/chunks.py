@@ -41,6 +41,7 @@ class Chunk:
     body: str
     refs: tuple[str, ...] = ()
     names: str = ""  # other names of the subject, searched with the title
+    page_type: str = ""  # a whole wiki page's ``type`` (entity, topic…): what it is an entry for
 
 
 def source_chunks(doc: SourceDoc) -> list[Chunk]:
@@ -72,7 +73,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
     import frontmatter
     import yaml
 
-    from ..draft import parse_citations, strip_citations
+    from ..draft import NAV_HEADINGS, parse_citations, strip_citations
 
     try:
         post = frontmatter.loads(text)
@@ -99,7 +100,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
             all_text.append(text_)
             all_refs += refs
             continue
-        if s.heading == "See also":
+        if s.heading in NAV_HEADINGS:  # links to other pages, titled as those pages: not this one's text
             continue
         heads.append(s.heading)
         all_text.append(text_)
@@ -118,6 +119,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
         " ; ".join(heads) + " " + extra,
         "\n".join(all_text),
         tuple(dict.fromkeys(all_refs)),
+        page_type=str(meta.get("type") or "page"),
     )
     return [whole, *chunks]
 
