@@ -195,10 +195,6 @@ def _line(prefix: str, s: Sentence, page_path: str, link=None) -> str:
     return f"{prefix}{text} {_cite_links(s.cites, page_path)}"
 
 
-SEE_ALSO, LINKED_FROM = "See also", "Linked from"
-NAV_HEADINGS = (SEE_ALSO, LINKED_FROM)  # the sections that only link other pages, closing every page
-
-
 def _nav_list(title: str, items: tuple[tuple[str, str], ...], page_path: str) -> list[str]:
     if not items:
         return []
@@ -272,8 +268,8 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
             lines.append("")
     close_entry()
     see_also = nav.see_also or tuple((p, PurePosixPath(p).stem.replace("-", " ")) for p in draft.see_also)
-    lines += _nav_list(SEE_ALSO, see_also, page_path)
-    lines += _nav_list(LINKED_FROM, nav.backlinks, page_path)
+    lines += _nav_list("See also", see_also, page_path)
+    lines += _nav_list("Linked from", nav.backlinks, page_path)
     return "\n".join(lines).rstrip() + "\n"
 
 

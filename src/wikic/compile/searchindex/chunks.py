@@ -73,7 +73,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
     import frontmatter
     import yaml
 
-    from ..draft import NAV_HEADINGS, parse_citations, strip_citations
+    from ..draft import parse_citations, strip_citations
 
     try:
         post = frontmatter.loads(text)
@@ -100,7 +100,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
             all_text.append(text_)
             all_refs += refs
             continue
-        if s.heading in NAV_HEADINGS:  # links to other pages, titled as those pages: not this one's text
+        if s.heading == "See also":
             continue
         heads.append(s.heading)
         all_text.append(text_)
