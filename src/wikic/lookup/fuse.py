@@ -164,10 +164,10 @@ def route(got: Candidates, entities: Entities) -> list[str]:
     other's."""
     question = got.question
     shut = unnamed_entries(got, entities)
-    entries = [h.path for h in got.hits("index", question) if h.path not in shut][:DEPTH]
-    skimmed = [h for h in got.hits("page", question) if h.path not in shut][:DEPTH]
+    entries = got.hits("index", question, DEPTH, without=shut)
+    skimmed = got.hits("page", question, DEPTH, without=shut)
     routes = [
-        (1.0, list(dict.fromkeys(entries))),
+        (1.0, list(dict.fromkeys(h.path for h in entries))),
         (SKIM_WEIGHT, [h.path for h in skimmed if not h.anchor]),
         # a page of many entries (25 crops) is found by the entry's heading, not its index line
         (HEADING_WEIGHT, list(dict.fromkeys(h.path for h in skimmed if h.anchor))),
