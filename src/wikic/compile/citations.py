@@ -805,10 +805,15 @@ def _negated_in(statement: Said, cited: Said) -> frozenset[str]:
 
 
 def _restates(statement: Said, cited: Said) -> bool:
+    """Whether ``statement`` keeps the negations, direction words and names of ``cited``. Its
+    first word is capitalised wherever it stands, so it counts as a name only when ``cited``
+    does not hold it at all ('Sprout 3 is a mustard green' for 'Red Giant is …'; a direction
+    word is compared as one)."""
+    first = {statement.first} if statement.first in cited.words or direction_of(statement.first) else set()
     return (
         _negated_in(statement, cited) == statement.negated
         and statement.groups <= cited.groups
-        and statement.names - {statement.first} <= cited.names
+        and statement.names - first <= cited.names
     )
 
 
