@@ -41,7 +41,7 @@ from ..compile.versions import current_view, supersession, version_chains
 from ..core.bm25 import tokens
 from ..core.errors import ConfigError
 from ..core.fsutil import atomic_write
-from ..core.markdown import STOPWORDS, plain_inline, words
+from ..core.markdown import STOPWORDS, plain_inline, word_matches, words
 from ..core.models import SourceDoc
 from ..transform.layer1 import load_layer1
 from ..transform.run import label
@@ -630,7 +630,7 @@ def _subjects(matched: dict[str, list[str]], df: Counter, n_docs: int) -> list[t
     by_word: dict[str, set[str]] = defaultdict(set)
     for path, heads in matched.items():
         for h in heads:
-            for t in tokens(h):
+            for t in tokens(plain_inline(h)):  # the words a reader sees, as ``_phrase`` reads them
                 if t not in CUES and t not in HEADING_WORDS and len(t) > 2 and not t.isdigit():
                     by_word[t].add(path)
     out = []
@@ -645,17 +645,22 @@ def _subjects(matched: dict[str, list[str]], df: Counter, n_docs: int) -> list[t
 
 def _phrase(word: str, heads: list[str]) -> str:
     """The word as the headings write it, with a capitalised neighbour when they usually have one
-    ('os' → 'Acme OS')."""
+    ('os' → 'Acme OS', 'axis' → 'Z-Axis'). ``word`` is one of the headings' ``tokens``."""
     forms: Counter = Counter()
+    joined: set[str] = set()
     for h in heads:
-        raw = re.findall(r"[^\W_][\w'-]*", plain_inline(h))
-        for i, w in enumerate(raw):
-            if w.lower() != word:
+        text = plain_inline(h)
+        found = list(word_matches(text))
+        for i, m in enumerate(found):
+            if m.group().lower() != word:
                 continue
-            forms[w] += 1
-            if i > 0 and raw[i - 1][:1].isupper() and raw[i - 1].lower() not in STOPWORDS | CUES:
-                forms[f"{raw[i - 1]} {w}"] += 1
-    best = max(forms.items(), key=lambda kv: (kv[1] >= 2 and " " in kv[0], kv[1], kv[0]))[0]
+            forms[m.group()] += 1
+            before = found[i - 1].group() if i > 0 else ""
+            if before[:1].isupper() and before.lower() not in STOPWORDS | CUES:
+                gap = "-" if text[found[i - 1].end() : m.start()] == "-" else " "
+                joined.add(phrase := f"{before}{gap}{m.group()}")
+                forms[phrase] += 1
+    best = max(forms.items(), key=lambda kv: (kv[1] >= 2 and kv[0] in joined, kv[1], kv[0]))[0]
     return best if best[:1].isupper() else best.capitalize()
 
 
