@@ -143,22 +143,26 @@ def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
 
 def merge_repeats(blocks: list[Block]) -> list[Block]:
     """No sentence twice on a page: when two sources on it say the same thing, the later copy is
-    dropped and its citations join the first (so both sources still reach the page)."""
+    dropped and its citations join the first (so both sources still reach the page). A section
+    whose every sentence is a repeat keeps them: its heading, where links to it land, stays."""
     first: dict[str, tuple[int, int]] = {}
-    extra: dict[tuple[int, int], list] = {}
-    drop: set[tuple[int, int]] = set()
+    repeats: list[tuple[tuple[int, int], tuple[int, int]]] = []  # (a later copy, the first)
     for bi, b in enumerate(blocks):
         if b.kind not in PROSE_KINDS or b.kind == "note":
             continue
         for si, s in enumerate(b.sentences):
             key = " ".join(s.text.split())
             if key in first:
-                drop.add((bi, si))
-                extra.setdefault(first[key], []).extend(s.cites)
+                repeats.append(((bi, si), first[key]))
             else:
                 first[key] = (bi, si)
+    drop = {at for at, _ in repeats} - _whole_sections(blocks, {at for at, _ in repeats})
     if not drop:
         return blocks
+    extra: dict[tuple[int, int], list] = {}
+    for (bi, si), to in repeats:
+        if (bi, si) in drop:
+            extra.setdefault(to, []).extend(blocks[bi].sentences[si].cites)
     out = []
     for bi, b in enumerate(blocks):
         if b.kind not in PROSE_KINDS or b.kind == "note":
@@ -172,6 +176,24 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         if sentences:
             out.append(replace(b, sentences=sentences))
     return prune(out)
+
+
+def _whole_sections(blocks: list[Block], repeats: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The repeats that are all a heading's own text says (up to the next heading), with nothing
+    else under it: dropping them would take the heading off the page."""
+    out: set[tuple[int, int]] = set()
+    sections: list[list[int]] = []
+    for bi, b in enumerate(blocks):
+        if b.kind == "heading":
+            sections.append([])
+        elif sections:
+            sections[-1].append(bi)
+    for section in sections:
+        mine = {(bi, si) for bi in section for si in range(len(blocks[bi].sentences))}
+        merged = all(blocks[bi].kind in PROSE_KINDS and blocks[bi].kind != "note" for bi in section)
+        if mine and merged and mine <= repeats:
+            out |= mine
+    return out
 
 
 def count_facts(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, int]:
