@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..core.bm25 import BM25, tokens
+from ..core.bm25 import QueryTerms, tokens
 from ..core.facts import facts as field_facts
 from ..core.facts import is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
-from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable
+from ..core.markdown import STOPWORDS, Section, github_slug, plain_inline, readable
 from ..core.models import SourceDoc
 from . import versions
 from .disagreements import Disagreement, disagreements
@@ -143,22 +144,21 @@ def comparison_rows(comp: Comparison, docs: list[SourceDoc]) -> list[SourceDoc]:
     return sorted(pool, key=lambda d: d.title.lower())
 
 
-def guide_sections(guide: Guide, docs: list[SourceDoc], superseded: dict[str, str]) -> list[tuple[str, str]]:
-    """The best (path, anchor) sections for a guide's query, at most two per document."""
-    pool = [
-        (d, s)
-        for d in docs
-        if (not guide.sources or d.source in guide.sources) and d.path not in superseded
-        for s in d.sections
-        if s.text.strip() and not versions.is_superseded(d.path, s.anchor, superseded)
-    ]
-    if not pool:
-        return []
-    index = BM25([f"{d.title} {' '.join(s.path)} {s.text}" for d, s in pool])
+def guide_sections(
+    guide: Guide,
+    docs: list[SourceDoc],
+    superseded: dict[str, str],
+    index: GuideIndex | None = None,
+) -> list[tuple[str, str]]:
+    """The best (path, anchor) sections for a guide's query, at most two per document: BM25 over
+    the sections of the guide's sources, scored from ``index`` (every section read once for all
+    guides, see ``guide_index``)."""
+    pool, terms = index or guide_index((guide,), docs, superseded)
+    subset = [i for i, (d, _) in enumerate(pool) if not guide.sources or d.source in guide.sources]
     chosen: list[tuple[str, str]] = []
     per_doc: Counter = Counter()
-    for i, _ in index.top(f"{guide.query} {guide.title}", len(pool)):
-        d, s = pool[i]
+    for i, _ in terms.top(f"{guide.query} {guide.title}", len(subset), subset):
+        d, s = pool[subset[i]]
         if per_doc[d.path] >= 2:
             continue
         per_doc[d.path] += 1
@@ -166,6 +166,23 @@ def guide_sections(guide: Guide, docs: list[SourceDoc], superseded: dict[str, st
         if len(chosen) >= guide.limit:
             break
     return chosen
+
+
+GuideIndex = tuple[list[tuple[SourceDoc, Section]], QueryTerms]
+
+
+def guide_index(guides: Iterable[Guide], docs: list[SourceDoc], superseded: dict[str, str]) -> GuideIndex:
+    """The sections any guide may quote (current, with text), and their words read once for the
+    queries of ``guides``."""
+    pool = [
+        (d, s)
+        for d in docs
+        if d.path not in superseded
+        for s in d.sections
+        if s.text.strip() and not versions.is_superseded(d.path, s.anchor, superseded)
+    ]
+    texts = (f"{d.title} {' '.join(s.path)} {s.text}" for d, s in pool)
+    return pool, QueryTerms(texts, [f"{g.query} {g.title}" for g in guides])
 
 
 def _group_value(d: SourceDoc, field_name: str) -> str:
@@ -442,8 +459,9 @@ def plan_comparisons(
 
 
 def plan_guides(pages: _Pages, schema: WikiSchema, docs: list[SourceDoc]) -> None:
+    index = guide_index(schema.guides, docs, pages.superseded) if schema.guides else None
     for guide in schema.guides:
-        sections = guide_sections(guide, docs, pages.superseded)
+        sections = guide_sections(guide, docs, pages.superseded, index)
         if sections:
             srcs = list(dict.fromkeys(p for p, _ in sections))
             config = {"guide": guide.__dict__, "sections": [list(s) for s in sections]}
