@@ -197,14 +197,26 @@ def rank_see_also(
         for s in sources.get(p, ()):
             by_source[s].add(p)
     order = {p: i for i, p in enumerate(pages)}
+    linking: dict[str, list[str]] = defaultdict(list)  # page → the pages that link to it
+    for q, targets in linked.items():
+        for t in targets:
+            linking[t].append(q)
+    mates: dict[str, list[str]] = defaultdict(list)  # series → its parts, in page order
+    part: dict[str, int] = {}  # page → its place in its series
+    for q in pages:
+        if series.get(q):
+            part[q] = len(mates[series[q]])
+            mates[series[q]].append(q)
+    kin: dict[str, list[str]] = defaultdict(list)  # family → its pages
+    for q, fam in families.items():
+        kin[fam].append(q)
     out = {}
     for p in pages:
         score: Counter = Counter()
         for q in linked.get(p, ()):
             score[q] += 3
-        for q, targets in linked.items():
-            if p in targets:
-                score[q] += 3
+        for q in linking.get(p, ()):
+            score[q] += 3
         for s in sources.get(p, ()):
             for q in by_source[s]:
                 score[q] += 1
@@ -214,14 +226,12 @@ def rank_see_also(
                 for q in share:
                     score[q] += 1 / len(share) * 2
         if series.get(p):
-            mates = [q for q in pages if series.get(q) == series[p]]
-            i = mates.index(p)
-            for q in mates[max(0, i - 1) : i + 2]:
+            i = part[p]
+            for q in mates[series[p]][max(0, i - 1) : i + 2]:
                 score[q] += 2
         if families.get(p):
-            for q, fam in families.items():
-                if fam == families[p]:
-                    score[q] += 1
+            for q in kin[families[p]]:
+                score[q] += 1
         score.pop(p, None)
         ranked = sorted((q for q, s in score.items() if s >= 1), key=lambda q: (-score[q], order[q]))
         out[p] = tuple(ranked[:limit])

@@ -749,7 +749,8 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
     series = {
         s.path: s.title.split(":", 1)[0].rstrip(" 0123456789") for s in the_plan.pages if s.type == "topic"
     }
-    series = {p: s for p, s in series.items() if list(series.values()).count(s) > 1}
+    parts = Counter(series.values())
+    series = {p: s for p, s in series.items() if parts[s] > 1}
     families = {s.path: s.config["family"] for s in the_plan.pages if s.config.get("family")}
     the_plan.see_also = rank_see_also(
         [s.path for s in the_plan.pages],
