@@ -1,0 +1,36 @@
+"""What must hold however large the KB: findings that do not depend on how many documents repeat
+a sentence, and the same wiki from one process or many."""
+
+from __future__ import annotations
+
+from wikic.compile.disagreements import disagreements
+from wikic.compile.timeline import document_frequencies, sentences_of
+from wikic.core.markdown import split_sections
+from wikic.core.models import SourceDoc
+
+
+def doc(n: int, body: str) -> SourceDoc:
+    path = f"layer1_sources/help/{n:05d}.md"
+    return SourceDoc(
+        "help", str(n), f"{n:05d}", path, f"Note {n}", {}, body, "sha256:x", tuple(split_sections(body))
+    )
+
+
+FILLER = "## Notes\n\nWater the basil every morning and keep the tray topped up."
+ETCHER = "## Flashing\n\nFlash the microSD card using the special Etcher program before the first boot."
+IMAGER = (
+    "## Flashing\n\nFlash the microSD card with a special writing tool called Raspberry Pi Imager "
+    "before the first boot."
+)
+
+
+def test_a_disagreement_repeated_by_hundreds_of_documents_is_still_found() -> None:
+    """Help centres repeat their sentences: two ways to flash a card, each said by 250 articles
+    among 10,000, are one disagreement between two tools, found as it is among a few articles."""
+    for copies, total in ((2, 200), (250, 10000)):
+        docs = [doc(i, ETCHER if i < copies else IMAGER if i < 2 * copies else FILLER) for i in range(total)]
+        said = {d.path: sentences_of(d) for d in docs}
+        found = disagreements(docs, said, document_frequencies(docs))
+        choices = {frozenset((d.choice_a, d.choice_b)) for d in found}
+        assert choices == {frozenset(("Etcher", "Raspberry Pi Imager"))}, (copies, choices)
+        assert all(d.a.doc.path < d.b.doc.path and d.a.doc.path != d.b.doc.path for d in found)
