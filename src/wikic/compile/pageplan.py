@@ -20,10 +20,12 @@ from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, Section, github_slug, plain_inline, readable
 from ..core.models import SourceDoc
 from . import versions
+from .corpus import Corpus
 from .disagreements import Disagreement, disagreements
 from .librarian.extract import (
     _IMAGE,
     MentionIndex,
+    Vocabulary,
     aliases,
     dated_title,
     device_facts,
@@ -43,7 +45,7 @@ from .links import (
     rank_see_also,
 )
 from .schema import Comparison, Device, Guide, TopicRule, WikiSchema
-from .timeline import Timeline, document_frequencies, sentences_of, timeline
+from .timeline import Timeline, sentences_of, timeline
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Plan:
     timeline: Timeline = field(default_factory=Timeline)  # facts newer sources changed
     disputes: list[Disagreement] = field(default_factory=list)  # sources naming different things for one job
     notes: list[str] = field(default_factory=list)  # configured pages left out, and why
+    vocabulary: Vocabulary | None = field(default=None, repr=False)  # word frequencies, for keywords
 
     def target(self, path: str, anchor: str = "") -> Target | None:
         """Where a source (or one of its sections) is shown whole: its home, at its heading."""
@@ -397,8 +400,10 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 "superseded by a document that has no home" if d.path in superseded else "no rule"
             )
     plan_hubs(pages, docs, device_specs)
+    corpus = Corpus(docs, superseded)
     the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes)
-    plan_kb_wide(the_plan, pages, docs)
+    the_plan.vocabulary = corpus.vocabulary
+    plan_kb_wide(the_plan, pages, corpus)
     return the_plan
 
 
@@ -528,14 +533,12 @@ def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]
         pages.add("hub", slug, title, sorted({f[0] for f in found if f}), {"models": models})
 
 
-def plan_kb_wide(the_plan: Plan, pages: _Pages, docs: list[SourceDoc]) -> None:
+def plan_kb_wide(the_plan: Plan, pages: _Pages, corpus: Corpus) -> None:
     """What only the whole KB shows: the timeline of changed statements and the change list,
     disagreements between sources, the glossary, and the links between pages."""
-    current = [d for d in docs if d.path not in the_plan.superseded_by]
-    said = {d.path: sentences_of(d) for d in current}
-    df = document_frequencies(current)
-    the_plan.timeline = timeline(docs, the_plan.superseded_by, said, df)
-    the_plan.disputes = disagreements(current, said, df)
+    docs, current, said = corpus.docs, corpus.current, corpus.said
+    the_plan.timeline = timeline(docs, the_plan.superseded_by, said, corpus.stems)
+    the_plan.disputes = disagreements(current, said, corpus.stems)
     chains = change_entries(the_plan.timeline)
     if chains:
         sources = sorted({s[0] for c in chains for s in c["statements"]})

@@ -6,9 +6,11 @@ fingerprint changed, verifies every citation, and only then writes: pages, index
 
 from __future__ import annotations
 
+import gc
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
@@ -38,7 +40,6 @@ from .index import (
     write_index,
 )
 from .librarian.base import Librarian, PageJob
-from .librarian.extract import Vocabulary
 from .librarian.offline import DERIVED_TYPES, OfflineLibrarian, quantity
 from .links import Target
 from .pageplan import PageSpec, Plan, section_keys
@@ -243,7 +244,7 @@ def compile_wiki(
     schema = load_wiki_schema(root)
     lib = librarian or make_librarian(schema, backend, environ, report, batch)
     report.backend, report.model = lib.name, lib.model
-    with kb_lock(root):
+    with kb_lock(root), _long_lived():
         remove_stale_temps(root / WIKI)
         inputs = read_inputs(root, lib)
         if inputs.unchanged and not dry_run and pages is None:
@@ -260,6 +261,17 @@ def compile_wiki(
                 publish(root, inputs, work, finals, outputs, schema, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+@contextmanager
+def _long_lived() -> Iterator[None]:
+    """What a compile reads and plans lives until it ends: ``plan_work`` moves it out of the
+    garbage collector's sight (``gc.freeze``), so that its passes over the objects a page makes
+    do not walk the whole KB again and again; it is handed back when the compile ends."""
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def read_inputs(root: Path, lib: Librarian) -> Inputs:
@@ -284,7 +296,9 @@ def plan_work(root: Path, inputs: Inputs, schema: WikiSchema, lib: Librarian, re
     docs_list = load_layer1(root, inputs.files, skipped)
     report.unreadable = list(skipped.values())
     docs = {d.path: d for d in docs_list}
+    gc.freeze()
     the_plan = make_plan(docs_list, schema)
+    gc.freeze()
     report.unplaced, report.reasons = the_plan.unplaced, the_plan.reasons
     report.notes += the_plan.notes
     unanchored = model_written(the_plan, lib.name)
@@ -292,7 +306,7 @@ def plan_work(root: Path, inputs: Inputs, schema: WikiSchema, lib: Librarian, re
     existing = managed_pages(root)
     kept = {p for p, meta in existing.items() if set(map(str, meta.get("sources") or ())) & set(skipped)}
     last_written = (inputs.state or {}).get("outputs", {})
-    vocabulary = Vocabulary(docs_list)
+    vocabulary = the_plan.vocabulary
     jobs: list[tuple[PageSpec, str, PageJob]] = []
     for spec in the_plan.pages:
         if spec.path in kept:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
-from functools import cached_property
 
 from ...core.bm25 import tokens
 from ...core.facts import aliases as field_aliases
@@ -403,18 +401,11 @@ def dated_title(doc: SourceDoc) -> str:
 
 
 class Vocabulary:
-    """Document frequencies over every layer-1 document of a compile, counted on first use and
-    shared by its pages (so distinctive keywords cost one pass over the corpus)."""
+    """Document frequencies over every layer-1 document of a compile, counted once and shared by
+    its pages (so distinctive keywords cost one pass over the corpus, see ``corpus.Corpus``)."""
 
-    def __init__(self, docs: Iterable[SourceDoc]):
-        self._docs = list(docs)
-
-    @cached_property
-    def frequencies(self) -> tuple[int, Counter]:
-        df: Counter = Counter()
-        for d in self._docs:
-            df.update(set(tokens(d.title + " " + d.body)))
-        return max(1, len(self._docs)), df
+    def __init__(self, documents: int, df: Counter):
+        self.frequencies: tuple[int, Counter] = (max(1, documents), df)
 
 
 def aliases(doc: SourceDoc) -> list[str]:
