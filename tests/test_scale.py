@@ -3,7 +3,14 @@ a sentence, and the same wiki from one process or many."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import changed_files, copy_example, snapshot_tree
+
 from wikic.compile.disagreements import disagreements
+from wikic.compile.run import compile_wiki
 from wikic.compile.timeline import document_frequencies, sentences_of
 from wikic.core.markdown import split_sections
 from wikic.core.models import SourceDoc
@@ -34,3 +41,37 @@ def test_a_disagreement_repeated_by_hundreds_of_documents_is_still_found() -> No
         choices = {frozenset((d.choice_a, d.choice_b)) for d in found}
         assert choices == {frozenset(("Etcher", "Raspberry Pi Imager"))}, (copies, choices)
         assert all(d.a.doc.path < d.b.doc.path and d.a.doc.path != d.b.doc.path for d in found)
+
+
+def wiki_bytes(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted((root / "wiki").rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("kb", ["example", "farmbot"])
+def test_any_number_of_processes_writes_the_same_wiki(kb: str, tmp_path: Path, request) -> None:
+    """Pages made in one process or in a pool of three are byte for byte the same wiki (and the
+    same report), and a recompile with nothing changed writes nothing."""
+    if kb == "example":
+        base = copy_example(tmp_path / "base")
+    else:
+        base = tmp_path / "base"
+        shutil.copytree(request.getfixturevalue("farmbot_compiled"), base)
+    shutil.rmtree(base / "wiki")
+    shutil.rmtree(base / ".wikic", ignore_errors=True)
+    wikis, reports = [], []
+    for jobs in (1, 3):
+        root = tmp_path / f"jobs-{jobs}"
+        shutil.copytree(base, root)
+        report = compile_wiki(root, jobs=jobs)
+        assert report.added and not report.failed
+        wikis.append(wiki_bytes(root))
+        reports.append((report.added, report.sentences, report.verified, report.citations, report.coverage))
+        before = snapshot_tree(root)
+        assert not compile_wiki(root, jobs=jobs).wrote_anything
+        assert changed_files(before, snapshot_tree(root)) == []
+    assert wikis[0] == wikis[1]
+    assert reports[0] == reports[1]

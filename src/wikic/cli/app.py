@@ -479,6 +479,10 @@ def compile_cmd(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Compile at most N of the pages that need it.")
     ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Processes making pages (default: one per core)."),
+    ] = None,
 ) -> None:
     """Compile layer 1 into the wiki, incrementally; maintain index.md and log.md."""
     from ..compile.run import compile_wiki
@@ -493,6 +497,7 @@ def compile_cmd(
             batch=batch,
             pages=page or None,
             limit=limit,
+            jobs=jobs,
         )
     if json_out:
         dump_json(report_dict(report))

@@ -26,6 +26,19 @@ def sha256_tag(data: bytes) -> str:
 
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write via a temp file in the same folder, then ``os.replace``: readers never see half a file."""
+    tmp = stage_write(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def stage_write(path: Path, data: bytes | str) -> Path:
+    """Write ``data`` to a new temp file beside ``path`` (``.name.XXXX.tmp``) and return it: an
+    ``os.replace`` onto ``path`` publishes it whole. A killed writer's temp files are removed by
+    ``remove_stale_temps``."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,11 +56,11 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return tmp
 
 
 def write_if_changed(path: Path, data: bytes | str) -> bool:
