@@ -26,6 +26,7 @@ import math
 import re
 import textwrap
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -185,6 +186,25 @@ class Corpus:
             self.by_source[d.source].append(d)
         self.texts = [f"{d.title}\n{d.body}" for d in self.docs]
         self.lower = [t.lower() for t in self.texts]
+
+    @cached_property
+    def source_df(self) -> dict[str, Counter]:
+        """In how many documents of each source each word occurs (stopwords aside), counted in one
+        pass that keeps no document's words."""
+        out: dict[str, Counter] = defaultdict(Counter)
+        for d, text in zip(self.docs, self.texts):
+            found = set(words(text))
+            found -= STOPWORDS
+            out[d.source].update(found)
+        return out
+
+    def df(self, sources: Iterable[str] | None = None) -> Counter:
+        """In how many documents (of ``sources``, or all) each word occurs."""
+        total: Counter = Counter()
+        for source, counts in self.source_df.items():
+            if sources is None or source in sources:
+                total.update(counts)
+        return total
 
     def named_in(self, name: str, skip_source: str = "") -> int:
         """How many documents (outside ``skip_source``) name ``name`` as whole words, any case."""
@@ -570,7 +590,7 @@ def record_comparisons(corpus: Corpus, topics: list[Item], device_only: set[str]
 def propose_guides(corpus: Corpus) -> list[Item]:
     """For each intent with material in three or more documents: a guide over all of it, and one
     per subject (a word four or more of those documents' titles and headings share)."""
-    df = Counter(t for text in corpus.texts for t in set(tokens(text)))
+    df = corpus.df()
     n_docs = max(1, len(corpus.docs))
     items: list[Item] = []
     taken: set[str] = set()
@@ -590,7 +610,7 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         if len(matched) < 3:
             continue
         pool = [d for d in corpus.docs if d.source in sources]
-        local = Counter(t for d in pool for t in set(tokens(f"{d.title} {d.body}")))
+        local = corpus.df(sources)
         subjects = _subjects(matched, local, len(pool))
         examples = [h for hs in matched.values() for h in hs]
         query = _query([w for w, _ in cues.most_common(4)], examples, df, n_docs)
