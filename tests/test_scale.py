@@ -75,3 +75,25 @@ def test_any_number_of_processes_writes_the_same_wiki(kb: str, tmp_path: Path, r
         assert changed_files(before, snapshot_tree(root)) == []
     assert wikis[0] == wikis[1]
     assert reports[0] == reports[1]
+
+
+def test_pages_of_one_type_made_from_nearly_the_same_sources_are_duplicates() -> None:
+    """Found through the sources pages share, not by comparing every pair of pages."""
+    from types import SimpleNamespace
+
+    from wikic.check.pages import WikiPage
+    from wikic.check.placement import rule_duplicates
+
+    def page(name: str, kind: str, sources: range | list[int]) -> WikiPage:
+        meta = {"title": name, "type": kind, "sources": [f"layer1_sources/s/{i}.md" for i in sources]}
+        return WikiPage(f"wiki/{kind}s/{name}.md", meta, [], 0)
+
+    pages = [
+        page("a", "topic", range(5)),
+        page("b", "topic", range(6)),  # 5 of its 6 sources are a's
+        page("c", "topic", [0, 1, 7, 8]),
+        page("d", "guide", range(5)),  # a's sources, but another type of page
+        page("e", "topic", range(100, 103)),
+    ]
+    found = list(rule_duplicates(SimpleNamespace(content_pages=pages)))
+    assert [(f.path, f.message.split("%")[0]) for f in found] == [("wiki/topics/b.md", "83")]
