@@ -16,11 +16,10 @@ from wikic.core.markdown import split_sections
 from wikic.core.models import SourceDoc
 
 
-def doc(n: int, body: str) -> SourceDoc:
+def doc(n: int, body: str, title: str = "") -> SourceDoc:
     path = f"layer1_sources/help/{n:05d}.md"
-    return SourceDoc(
-        "help", str(n), f"{n:05d}", path, f"Note {n}", {}, body, "sha256:x", tuple(split_sections(body))
-    )
+    sections = tuple(split_sections(body))
+    return SourceDoc("help", str(n), f"{n:05d}", path, title or f"Note {n}", {}, body, "sha256:x", sections)
 
 
 FILLER = "## Notes\n\nWater the basil every morning and keep the tray topped up."
@@ -97,3 +96,22 @@ def test_pages_of_one_type_made_from_nearly_the_same_sources_are_duplicates() ->
     ]
     found = list(rule_duplicates(SimpleNamespace(content_pages=pages)))
     assert [(f.path, f.message.split("%")[0]) for f in found] == [("wiki/topics/b.md", "83")]
+
+
+def test_a_contradiction_repeated_by_hundreds_of_documents_is_reported_once(tmp_path: Path) -> None:
+    """Two values for one fact, each stated by 400 articles: one warning, naming the first pair
+    of articles and how many more say the same (it used to vanish past 300 copies)."""
+    from types import SimpleNamespace
+
+    from wikic.check.contradictions import rule_contradictions
+
+    said = {
+        0: "## Tank\n\nThe water tank of the planter holds 4 litres when filled to the line.",
+        1: "## Tank\n\nThe water tank of the planter holds 6 litres when filled to the line.",
+    }
+    docs = [doc(i, said[i % 2], "Planter care") for i in range(800)]
+    kb = SimpleNamespace(root=tmp_path, docs={d.path: d for d in docs}, superseded_by={}, plan=None)
+    found = [f for f in rule_contradictions(kb) if "litre" in f.message]
+    assert len(found) == 1, [f.message for f in found]
+    assert "4 l" in found[0].message and "6 l" in found[0].message
+    assert "159999 more pairs of documents say the same two things" in found[0].message
