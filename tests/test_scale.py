@@ -115,3 +115,34 @@ def test_a_contradiction_repeated_by_hundreds_of_documents_is_reported_once(tmp_
     assert len(found) == 1, [f.message for f in found]
     assert "4 l" in found[0].message and "6 l" in found[0].message
     assert "159999 more pairs of documents say the same two things" in found[0].message
+
+
+def test_check_of_an_unchanged_kb_reports_the_last_findings_without_running_a_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second check of the same bytes runs no rule; an edit that keeps the file's time, or
+    --full, runs them all again."""
+    import os
+
+    import wikic.check.run as check_run
+
+    root = copy_example(tmp_path / "kb")
+    first = check_run.check(root)
+    assert not first.errors and first.statements > 100
+
+    def no_rules(_root: Path) -> None:
+        raise AssertionError("the rules ran again")
+
+    with monkeypatch.context() as m:
+        m.setattr(check_run, "run_rules", no_rules)
+        again = check_run.check(root)
+    assert again.findings == first.findings and again.statements == first.statements
+    assert again.coverage.as_dict() == first.coverage.as_dict()
+    assert check_run.check(root, full=True).findings == first.findings
+
+    page = root / "wiki/topics/orders-and-policies.md"
+    stat = page.stat()
+    page.write_text(page.read_text("utf-8").replace("ship for a flat $5.95.", "ship for a flat $4.95."))
+    os.utime(page, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    found = [f for f in check_run.check(root).errors if f.rule == "unsupported-citation"]
+    assert [f.path for f in found] == ["wiki/topics/orders-and-policies.md"]

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 
 from ..compile.coverage import of_pages
+from ..core.fsutil import require_kb
+from . import cache
 from .cited import rule_citations
 from .contradictions import quantities, rule_contradictions
 from .findings import ERROR, RULES, WARNING, CheckReport, Finding, format_report
@@ -55,9 +57,22 @@ RULE_FUNCTIONS = (
 )
 
 
-def check(root: Path) -> CheckReport:
-    """Run every rule over the KB at ``root``."""
+def check(root: Path, full: bool = False) -> CheckReport:
+    """Run every rule over the KB at ``root``; when it reads exactly what the last check read, the
+    findings are that check's (see ``cache``), unless ``full``."""
     started = time.perf_counter()
+    require_kb(root)
+    read = cache.kb_digest(root)
+    report = None if full else cache.load(root, read)
+    if report is None:
+        report = run_rules(root)
+        cache.save(root, read, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def run_rules(root: Path) -> CheckReport:
+    """Every rule over the KB at ``root``, findings errors first."""
     kb = gather(root)
     report = CheckReport(pages=len(kb.content_pages), sources=len(kb.docs))
     report.statements = sum(len(p.statements) for p in kb.content_pages)
@@ -66,7 +81,6 @@ def check(root: Path) -> CheckReport:
     if kb.plan is not None:
         report.coverage = of_pages(kb.docs.values(), kb.content_pages, kb.plan.reasons, kb.superseded_by)
     report.findings.sort(key=lambda f: (f.severity != ERROR, f.path, f.line or 0, f.rule, f.message))
-    report.seconds = time.perf_counter() - started
     return report
 
 

@@ -255,12 +255,15 @@ def verify() -> None:
 @app.command()
 def check(
     json_out: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="Run every rule, even over a KB unchanged since the last check.")
+    ] = False,
 ) -> None:
     """Lint the whole KB (links, citations, staleness, contradictions, integrity); exit 1 on errors."""
     from ..check.run import check as do_check
     from ..check.run import format_report
 
-    report = run(do_check, state.root)
+    report = run(do_check, state.root, full)
     if json_out:
         dump_json(report.as_json())
     else:

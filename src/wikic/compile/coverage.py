@@ -110,6 +110,15 @@ class Coverage:
             f"{t.fields} fields reach a page; {len(self.unplaced)} unplaced source(s)"
         )
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Coverage:
+        """A coverage read back from ``as_dict`` (the first 100 of what is missing)."""
+        return cls(
+            {name: SourceCoverage(**c) for name, c in data["per_source"].items()},
+            {u["path"]: u["reason"] for u in data["unplaced"]},
+            [(m["path"], m["text"]) for m in data["missing"]],
+        )
+
     def as_dict(self) -> dict:
         return {
             "sentences": round(self.sentence_share, 4),

@@ -53,6 +53,7 @@ from .state import (
     load_state,
     managed_pages,
     pending_log,
+    plan_record,
     read_facts,
     record_pending,
     save_state,
@@ -200,6 +201,7 @@ class Work:
     kept: set[str]  # pages left as they are: made from a layer-1 file that cannot be read
     jobs: list[tuple[PageSpec, str, PageJob]]
     to_remove: list[str]
+    fingerprints: dict[str, str]  # planned page → its fingerprint
 
     @property
     def docs_list(self) -> list[SourceDoc]:
@@ -295,10 +297,11 @@ def plan_work(root: Path, inputs: Inputs, schema: WikiSchema, lib: Librarian, re
     last_written = (inputs.state or {}).get("outputs", {})
     vocabulary = the_plan.vocabulary
     jobs: list[tuple[PageSpec, str, PageJob]] = []
+    fingerprints: dict[str, str] = {}
     for spec in the_plan.pages:
         if spec.path in kept:
             continue
-        fp = fingerprint(spec, docs, schema, lib, navs[spec.path])
+        fp = fingerprints[spec.path] = fingerprint(spec, docs, schema, lib, navs[spec.path])
         old = existing.get(spec.path)
         hand_edited = spec.path in last_written and last_written[spec.path] != inputs.written.get(spec.path)
         if old and old["wikic"].get("fingerprint") == fp and spec.path in inputs.written and not hand_edited:
@@ -312,7 +315,7 @@ def plan_work(root: Path, inputs: Inputs, schema: WikiSchema, lib: Librarian, re
         jobs.append((spec, fp, job))
     planned = {s.path for s in the_plan.pages}
     to_remove = sorted(p for p in existing if p not in planned and p not in kept)
-    return Work(docs, the_plan, navs, existing, kept, jobs, to_remove)
+    return Work(docs, the_plan, navs, existing, kept, jobs, to_remove, fingerprints)
 
 
 def dry_run_rows(work: Work, schema: WikiSchema, lib: Librarian) -> list[dict]:
@@ -412,7 +415,8 @@ def publish(
         append_log(root, entry)
     if not report.failed and not report.unreadable and not report.skipped:
         write_json_artifact(root / FACTS, {"facts": known}, STATE_VERSION)
-        save_state(root, inputs.digest, report, len(work.plan.pages), work.docs, len(work.existing))
+        planned = plan_record(work.plan, work.fingerprints, report.backend)
+        save_state(root, inputs.digest, report, len(work.plan.pages), work.docs, len(work.existing), planned)
     elif entry:
         record_pending(root, inputs.state, None)
 
