@@ -146,3 +146,43 @@ def test_check_of_an_unchanged_kb_reports_the_last_findings_without_running_a_ru
     os.utime(page, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     found = [f for f in check_run.check(root).errors if f.rule == "unsupported-citation"]
     assert [f.path for f in found] == ["wiki/topics/orders-and-policies.md"]
+
+
+def test_check_after_a_compile_reuses_its_plan_and_verification(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a compile, check neither plans again nor verifies the pages the compile wrote
+    and verified; a page edited since, a changed source and --full are checked as before."""
+    import os
+
+    import wikic.check.state as check_state
+    from wikic.check.run import check
+    from wikic.compile.citations import Verifier
+
+    root = copy_example(tmp_path / "kb")
+    shutil.rmtree(root / "wiki")
+    compile_wiki(root)
+    real_plan, real_check = check_state.planned_now, Verifier.check
+    verified: list[str] = []
+
+    def counted(self, text, cites, quotes=()):
+        verified.append(text)
+        return real_check(self, text, cites, quotes)
+
+    with monkeypatch.context() as m:
+        m.setattr(check_state, "planned_now", lambda *a: pytest.fail("planned again"))
+        m.setattr(Verifier, "check", counted)
+        first = check(root)
+        assert not first.errors and first.coverage is not None and not verified
+        page = root / "wiki/topics/orders-and-policies.md"
+        page.write_text(page.read_text("utf-8").replace("ship for a flat $5.95.", "ship for a flat $4.95."))
+        found = [f for f in check(root).errors if f.rule == "unsupported-citation"]
+        assert [f.path for f in found] == [page.relative_to(root).as_posix()] and verified
+        count = len(verified)
+        m.setattr(check_state, "planned_now", real_plan)
+        full = check(root, full=True)
+        assert len(verified) > count + 100 and full.findings == check(root).findings
+    source = next((root / "layer1_sources/faq").glob("*.md"))
+    source.write_text(source.read_text("utf-8") + "\nOne more line.\n", "utf-8")
+    os.utime(source, ns=(0, 0))
+    assert any(f.rule == "stale-page" for f in check(root).errors)

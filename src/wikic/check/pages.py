@@ -14,6 +14,7 @@ import yaml
 
 from ..compile.draft import ANY_LINK, CITE_LINK, SUPERSEDED_MARK, Citation, parse_citations, resolve_href
 from ..core.errors import KBError
+from ..core.fsutil import sha256_tag
 from ..core.markdown import anchors, code_lines, github_slug, heading, plain_inline
 
 WIKI = "wiki"
@@ -50,6 +51,7 @@ class WikiPage:
     meta: dict[str, Any]
     lines: list[str]  # the whole file, split on '\n'
     body_start: int  # 0-based index of the first body line
+    sha256: str = ""  # of the file's bytes
 
     @property
     def body(self) -> str:
@@ -85,7 +87,8 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def read_page(root: Path, path: Path) -> WikiPage:
     rel = path.relative_to(root).as_posix()
-    text = path.read_text("utf-8")
+    data = path.read_bytes()
+    text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads it
     lines = text.split("\n")
     meta: dict[str, Any] = {}
     start = 0
@@ -99,7 +102,7 @@ def read_page(root: Path, path: Path) -> WikiPage:
                 meta = loaded if isinstance(loaded, dict) else {}
                 start = i + 1
                 break
-    return WikiPage(rel, meta, lines, start)
+    return WikiPage(rel, meta, lines, start, sha256_tag(data))
 
 
 def wiki_pages(root: Path) -> list[WikiPage]:

@@ -415,7 +415,7 @@ def publish(
         append_log(root, entry)
     if not report.failed and not report.unreadable and not report.skipped:
         write_json_artifact(root / FACTS, {"facts": known}, STATE_VERSION)
-        planned = plan_record(work.plan, work.fingerprints, report.backend)
+        planned = plan_record(work.plan, work.fingerprints, report.backend, report.model)
         save_state(root, inputs.digest, report, len(work.plan.pages), work.docs, len(work.existing), planned)
     elif entry:
         record_pending(root, inputs.state, None)

@@ -115,12 +115,13 @@ def save_state(
     write_json_artifact(root / STATE, state, STATE_VERSION)
 
 
-def plan_record(plan: Plan, fingerprints: dict[str, str], backend: str) -> dict:
+def plan_record(plan: Plan, fingerprints: dict[str, str], backend: str, model: str) -> dict:
     """What ``check`` needs of a plan, so that it need not plan again while layer 1 and the schema
     are as this compile read them: each planned page's fingerprint and sources, the superseded
     documents, and the disagreements found."""
     return {
         "backend": backend,
+        "model": model,
         "pages": {s.path: [fingerprints.get(s.path), list(s.sources)] for s in plan.pages},
         "superseded_by": plan.superseded_by,
         "disputes": [
