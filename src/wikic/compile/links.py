@@ -76,13 +76,15 @@ class Names:
         name used as a verb ('it can help')."""
         if not self.targets:
             return []
-        stems = [stem(w) for w in _WORD.findall(text)]
+        stems = list(map(stem, _WORD.findall(text)))
         lengths, targets = self.lengths, self.targets
         toks: list[re.Match] = []  # the words with their places, found once a name is
         out = []
-        i, n = 0, len(stems)
-        while i < n:
-            for size in lengths.get(stems[i], ()):
+        n, taken = len(stems), 0  # words before ``taken`` are part of a name found
+        for i in [i for i, s in enumerate(stems) if s in lengths]:  # where a name could start
+            if i < taken:
+                continue
+            for size in lengths[stems[i]]:
                 key = tuple(stems[i : i + size])
                 if len(key) == size and key in targets:
                     toks = toks or list(_WORD.finditer(text))
@@ -95,10 +97,8 @@ class Names:
                     )
                     if not verb and not _continued(text, last, after):
                         out.append((toks[i].start(), last.end(), key))
-                    i += size
+                    taken = i + size
                     break
-            else:
-                i += 1
         return out
 
     def keys_in(self, text: str) -> set[tuple[str, ...]]:
