@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..core.bm25 import QueryTerms, tokens
@@ -19,6 +19,7 @@ from ..core.facts import is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, Section, github_slug, plain_inline, readable
 from ..core.models import SourceDoc
+from ..core.pool import each, slices
 from . import versions
 from .corpus import Corpus
 from .disagreements import Disagreement, disagreements
@@ -174,9 +175,11 @@ def guide_sections(
 GuideIndex = tuple[list[tuple[SourceDoc, Section]], QueryTerms]
 
 
-def guide_index(guides: Iterable[Guide], docs: list[SourceDoc], superseded: dict[str, str]) -> GuideIndex:
+def guide_index(
+    guides: Iterable[Guide], docs: list[SourceDoc], superseded: dict[str, str], jobs: int = 1
+) -> GuideIndex:
     """The sections any guide may quote (current, with text), and their words read once for the
-    queries of ``guides``."""
+    queries of ``guides`` (by ``jobs`` processes)."""
     pool = [
         (d, s)
         for d in docs
@@ -184,8 +187,12 @@ def guide_index(guides: Iterable[Guide], docs: list[SourceDoc], superseded: dict
         for s in d.sections
         if s.text.strip() and not versions.is_superseded(d.path, s.anchor, superseded)
     ]
-    texts = (f"{d.title} {' '.join(s.path)} {s.text}" for d, s in pool)
-    return pool, QueryTerms(texts, [f"{g.query} {g.title}" for g in guides])
+    queries = [f"{g.query} {g.title}" for g in guides]
+
+    def read(part: Sequence[tuple[SourceDoc, Section]]) -> QueryTerms:
+        return QueryTerms((f"{d.title} {' '.join(s.path)} {s.text}" for d, s in part), queries)
+
+    return pool, QueryTerms.joined(slices(read, pool, jobs))
 
 
 def _group_value(d: SourceDoc, field_name: str) -> str:
@@ -376,16 +383,17 @@ class _Pages:
         return out
 
 
-def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
+def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     """Every page of the wiki and the sources each is made from, in a fixed order: devices,
     comparisons, guides, topics (the home of every other source), device families; then what
-    the whole KB yields (the timeline, disagreements, the change list, the glossary, links)."""
+    the whole KB yields (the timeline, disagreements, the change list, the glossary, links).
+    ``jobs`` processes read the documents' text where each is read on its own."""
     superseded = supersession(docs, schema.versions)
     pages = _Pages(schema, superseded)
     facts_config = {"show": list(schema.facts_show), "hide": list(schema.facts_hide)}
     device_specs = plan_devices(pages, schema, docs, facts_config)
     notes = plan_comparisons(pages, schema, docs, device_specs)
-    plan_guides(pages, schema, docs)
+    plan_guides(pages, schema, docs, jobs)
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
     pool = topic_pool(docs, superseded, homed, reasons)
@@ -400,7 +408,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
                 "superseded by a document that has no home" if d.path in superseded else "no rule"
             )
     plan_hubs(pages, docs, device_specs)
-    corpus = Corpus(docs, superseded)
+    corpus = Corpus(docs, superseded, jobs)
     the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes)
     the_plan.vocabulary = corpus.vocabulary
     plan_kb_wide(the_plan, pages, corpus)
@@ -463,8 +471,8 @@ def plan_comparisons(
     return notes
 
 
-def plan_guides(pages: _Pages, schema: WikiSchema, docs: list[SourceDoc]) -> None:
-    index = guide_index(schema.guides, docs, pages.superseded) if schema.guides else None
+def plan_guides(pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], jobs: int = 1) -> None:
+    index = guide_index(schema.guides, docs, pages.superseded, jobs) if schema.guides else None
     for guide in schema.guides:
         sections = guide_sections(guide, docs, pages.superseded, index)
         if sections:
@@ -544,7 +552,7 @@ def plan_kb_wide(the_plan: Plan, pages: _Pages, corpus: Corpus) -> None:
         sources = sorted({s[0] for c in chains for s in c["statements"]})
         pages.add("changes", "changes", "What changed", sources, {"chains": chains})
     terms = definitions(current, said)
-    subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms])
+    subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms], corpus.jobs)
     entries = glossary(terms, subjects)
     if entries:
         pages.add("glossary", "glossary", "Glossary", sorted({e[1] for e in entries}), {"entries": entries})
@@ -661,7 +669,9 @@ class Subjects:
     counts: Counter  # name key → documents using it
 
 
-def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = ()) -> Subjects:
+def find_subjects(
+    the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = (), jobs: int = 1
+) -> Subjects:
     """Anchor every source's entry on its home, and scan every current document once for the
     names of devices and entries (and ``extra`` names, such as glossary terms)."""
     by_path = {d.path: d for d in docs}
@@ -694,7 +704,8 @@ def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, 
             by_name[key_of(title)].append(target)
     probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")))
     current = [d for d in docs if d.path not in the_plan.superseded_by]
-    in_doc = {d.path: probe.keys_in(d.title + "\n" + plain_inline(d.body)) for d in current}
+    found = each(lambda d: probe.keys_in(d.title + "\n" + plain_inline(d.body)), current, jobs)
+    in_doc = {d.path: keys for d, keys in zip(current, found, strict=True)}
     counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
     names = dict(devices)
     common = max(2, COMMON_SHARE * len(current))  # a name most documents use says nothing as a link

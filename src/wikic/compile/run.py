@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
@@ -24,6 +24,7 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import SourceDoc
+from ..core.pool import default_jobs, slices
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
 from . import workers
 from .citations import Verifier
@@ -59,7 +60,7 @@ from .state import (
     save_state,
     wiki_hashes,
 )
-from .workers import PageOut, Shared, Task, default_jobs, merge_counts
+from .workers import PageOut, Shared, Task, merge_counts
 
 WIKI = "wiki"
 Progress = Callable[[str, int, int | None], None]
@@ -236,17 +237,16 @@ def compile_wiki(
         if inputs.unchanged and not dry_run and pages is None:
             restore_report(report, inputs.state)
         else:
-            work = plan_work(root, inputs, schema, lib, report)
+            jobs = jobs or default_jobs()
+            work = plan_work(root, inputs, schema, lib, report, jobs)
             if pages is not None or limit is not None:
                 work.jobs, report.skipped = select_jobs(work.jobs, work.plan, pages, limit)
                 work.to_remove = []
             if dry_run:
                 report.plan = dry_run_rows(work, schema, lib)
             else:
-                drafted = draft_pages(
-                    root, inputs, work, schema, lib, report, progress, jobs or default_jobs()
-                )
-                publish(root, inputs, work, drafted, schema, report)
+                drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
+                publish(root, inputs, work, drafted, schema, report, jobs)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -277,16 +277,19 @@ def restore_report(report: CompileReport, state: dict) -> None:
     report.coverage = state.get("coverage", {})
 
 
-def plan_work(root: Path, inputs: Inputs, schema: WikiSchema, lib: Librarian, report: CompileReport) -> Work:
-    """Parse layer 1, plan every page, and keep the jobs whose fingerprint changed (or whose page
-    was edited by hand since the last compile wrote it)."""
+def plan_work(
+    root: Path, inputs: Inputs, schema: WikiSchema, lib: Librarian, report: CompileReport, jobs: int = 1
+) -> Work:
+    """Parse layer 1, plan every page (in ``jobs`` processes where the plan reads each document on
+    its own), and keep the pages whose fingerprint changed (or whose page was edited by hand
+    since the last compile wrote it)."""
     skipped: dict[str, str] = {}
     docs_list = load_layer1(root, inputs.files, skipped)
     inputs.files = {}  # parsed: the bytes are not needed again
     report.unreadable = list(skipped.values())
     docs = {d.path: d for d in docs_list}
     gc.freeze()
-    the_plan = make_plan(docs_list, schema)
+    the_plan = make_plan(docs_list, schema, jobs)
     gc.freeze()
     report.unplaced, report.reasons = the_plan.unplaced, the_plan.reasons
     report.notes += the_plan.notes
@@ -384,6 +387,7 @@ def publish(
     pages: list[PageOut],
     schema: WikiSchema,
     report: CompileReport,
+    jobs: int = 1,
 ) -> None:
     """Publish what changed. The log entry goes into the compile state before any page is moved
     into place, so a run that dies while publishing is logged by the rerun."""
@@ -410,7 +414,7 @@ def publish(
         load_overrides(root),
     )
     report.index_changed = write_index(root, render_index(entries, schema.index_budget))
-    report.coverage = measure_coverage(root, work.docs_list, work.plan, drafted)
+    report.coverage = measure_coverage(root, work.docs_list, work.plan, drafted, jobs)
     if entry:
         append_log(root, entry)
     if not report.failed and not report.unreadable and not report.skipped:
@@ -421,16 +425,24 @@ def publish(
         record_pending(root, inputs.state, None)
 
 
-def measure_coverage(root: Path, docs: list[SourceDoc], the_plan: Plan, drafted: dict[str, PageOut]) -> dict:
+def measure_coverage(
+    root: Path, docs: list[SourceDoc], the_plan: Plan, drafted: dict[str, PageOut], jobs: int = 1
+) -> dict:
     """How much of layer 1 the wiki shows (``coverage``), with a one-line summary: the pages just
-    drafted (their cited sentences and cells) and the other planned pages as they are on disk."""
-    from .coverage import cited_texts, lines_of, measure
+    drafted (their cited sentences and cells) and the other planned pages as they are on disk;
+    the documents are measured in ``jobs`` processes."""
+    from .coverage import Coverage, cited_texts, lines_of, measure
 
     pairs = [pair for page in drafted.values() for pair in page.statements]
     for spec in the_plan.pages:
         if spec.path not in drafted and (root / spec.path).exists():
             pairs += lines_of(spec.path, (root / spec.path).read_text("utf-8"))
-    found = measure(docs, cited_texts(pairs), the_plan.reasons, the_plan.superseded_by)
+    cited = cited_texts(pairs)
+
+    def part(chunk: Sequence[SourceDoc]) -> Coverage:
+        return measure(chunk, cited, the_plan.reasons, the_plan.superseded_by)
+
+    found = Coverage.joined(slices(part, docs, jobs))
     return {"summary": found.summary(), **found.as_dict()}
 
 

@@ -11,12 +11,6 @@ and their drafts are finished here, in the compile's process.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import gc
-import multiprocessing
-import os
-import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -24,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from .. import __version__
+from ..core import pool
 from ..core.fsutil import sha256_tag, stage_write
 from .citations import Verifier
 from .draft import Draft, Navigation, render_body
@@ -129,21 +124,6 @@ def _page(i: int) -> PageOut:
     return finish_page(_SHARED, _SHARED.tasks[i])
 
 
-def _die_with_parent() -> None:
-    """A worker ends when the compile does, even killed: it holds the compile's lock."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
-    if os.getppid() == 1:
-        os._exit(1)
-
-
-def default_jobs() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def pages(shared: Shared, jobs: int, advance: Callable[[int], None]) -> Iterator[PageOut]:
     """Every task's page, in order: in ``jobs`` forked processes when the librarian is the
     offline one (no network client is forked), the platform forks and there are more than a
@@ -151,17 +131,16 @@ def pages(shared: Shared, jobs: int, advance: Callable[[int], None]) -> Iterator
     global _SHARED
     n = len(shared.tasks)
     pooled = shared.lib.name == OfflineLibrarian.name and jobs > 1 and n >= 2 * jobs
-    if not pooled or "fork" not in multiprocessing.get_all_start_methods():
+    if not pooled or not pool.can_fork():
         for task in shared.tasks:
             yield finish_page(shared, task)
             if task.offline:  # an LLM backend's drafts were counted as it wrote them
                 advance(1)
         return
     _SHARED = shared
-    gc.freeze()  # the forked processes then share the compile's objects instead of copying them
     try:
-        with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
-            for out in pool.imap(_page, range(n), chunksize=max(1, min(16, n // (jobs * 8)))):
+        with pool.forked(jobs) as processes:
+            for out in processes.imap(_page, range(n), chunksize=max(1, min(16, n // (jobs * 8)))):
                 yield out
                 advance(1)
     finally:

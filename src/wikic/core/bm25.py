@@ -72,6 +72,17 @@ class QueryTerms:
                     found[i] = found.get(i, 0) + 1
             self.lengths.append(n)
 
+    @classmethod
+    def joined(cls, parts: Sequence[QueryTerms]) -> QueryTerms:
+        """One reading of consecutive runs of texts read apart (the same queries)."""
+        out = parts[0]
+        for part in parts[1:]:
+            offset = len(out.lengths)
+            out.lengths.extend(part.lengths)
+            for term, found in part.counts.items():
+                out.counts[term].update((i + offset, n) for i, n in found.items())
+        return out
+
     def top(self, query: str, k: int, subset: Sequence[int]) -> list[tuple[int, float]]:
         """``BM25([texts[i] for i in subset]).top(query, k)``: (position in ``subset``, score)."""
         if not subset:
