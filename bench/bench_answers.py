@@ -15,8 +15,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 import farmbot_kb  # noqa: E402
 
+from wikic.compile.searchindex.chunks import split_ref  # noqa: E402
 from wikic.lookup.ask import Lookup  # noqa: E402
-from wikic.lookup.chunks import split_ref  # noqa: E402
 from wikic.lookup.eval import RefResolver, contains, load_questions, run_eval  # noqa: E402
 from wikic.lookup.evidence import section_text  # noqa: E402
 

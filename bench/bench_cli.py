@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import farmbot_kb  # noqa: E402
 import yaml  # noqa: E402
 
-from wikic.lookup.store import SETTLED  # noqa: E402
+from wikic.compile.searchindex.store import SETTLED  # noqa: E402
 
 RUNS = 20
 

@@ -29,8 +29,8 @@ from apiserver import ApiServer, Fault
 from typer.testing import CliRunner
 
 from wikic.cli.app import app
+from wikic.compile.searchindex.store import DB_PATH
 from wikic.fetch.layer0 import LAYER0, MANIFEST
-from wikic.lookup.store import DB_PATH
 
 RECORDS = [
     {

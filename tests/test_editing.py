@@ -17,7 +17,7 @@ from wikiasserts import _is_navigation, body_lines, pages
 from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.index import KEYWORDS, SUMMARY_CHARS, Entry, clean_entry, estimate_tokens
 from wikic.compile.librarian.extract import denied, keywords
-from wikic.lookup.chunks import read_index_entries
+from wikic.compile.searchindex.chunks import read_index_entries
 
 REPO = Path(__file__).resolve().parents[1]
 LINK = re.compile(r"\]\(([^)#]*)(?:#[^)]*)?\)")

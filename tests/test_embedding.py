@@ -84,8 +84,12 @@ def test_the_tokenizer_port_gives_the_ids_tokenizers_gives(files: embedding.Mode
     alphabet = "abcdefghij klmnop<>/s\u2581\n\t.,-'\"é水日🌱0123456789"
     samples = TEXTS + ["", " ", "a<s>b", "</s", "<unk", "<<s>>", "\u2581 already"]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
-    wrong = [t for t in samples if ported.encode(t) != reference.encode(t, add_special_tokens=False).ids]
-    assert wrong == []
+    expected = {t: reference.encode(t, add_special_tokens=False).ids for t in samples}
+    assert [t for t in samples if ported.encode(t) != expected[t]] == []
+    # and the compile's embedder, word by word, gives them too (the second time from its cache)
+    batch = batch_embedder()
+    for _ in range(2):
+        assert [t for t in samples if batch.ids(t) != expected[t]] == []
 
 
 def test_an_unsupported_tokenizer_is_refused(files: embedding.ModelFiles) -> None:
@@ -240,3 +244,15 @@ def test_the_semantic_switch_is_read_strictly(tmp_path: Path) -> None:
         load_wiki_schema(tmp_path, "search: {semantic: 'no'}\n")
     with pytest.raises(ConfigError, match=r"search: unknown key\(s\): dense"):
         load_wiki_schema(tmp_path, "search: {dense: true}\n")
+
+
+def test_one_embedder_per_process_while_the_package_is_there(
+    files: embedding.ModelFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = embedding.shared_embedder()
+    assert embedding.shared_embedder() is first and first.embed(["a pod"]).shape == (1, embedding.DIM)
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(Unavailable, match="not installed"):
+        embedding.shared_embedder()

@@ -1,6 +1,9 @@
 """A question reads the search index in one pass: ``SearchIndex.retrieve`` reads its term counts
 and every list its mode fuses, and nothing after it (fusing, judging, composing) reads the index
-again. The statements that read the FTS5 tables are counted on the connection itself."""
+again. The statements that read the FTS5 tables are counted on the connection itself, and so are
+those of its dense lists (search.semantic): per kind of chunk, whether its vectors changed (their
+packed masks too, the first time) and the vectors of its candidates; then one statement for the
+chunks of all of them (and, once per index, whether it matches by meaning at all)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import pytest
 
 from wikic.lookup.ask import Lookup
 from wikic.lookup.eval import load_questions, run_eval
-from wikic.lookup.fuse import MODES
+from wikic.lookup.fuse import MODES, PLANS
 from wikic.lookup.search import SearchIndex
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,6 +24,8 @@ QUESTIONS = [q.question for q in load_questions(REPO / "examples" / "questions.y
     "Is the zorblax firmware compatible with Grove 6?",
 ]
 MOST = 3  # statements a pass issues: the counts, those of unknown words' alternatives, the lists
+DENSE_KINDS = 2  # a search or index mode question's dense lists: sections and documents
+DENSE_MOST = 3 * DENSE_KINDS + 1  # see above: per kind, its generation, masks (first pass only), candidates
 
 
 class Reads:
@@ -28,6 +33,8 @@ class Reads:
 
     def __init__(self, index: SearchIndex, monkeypatch: pytest.MonkeyPatch):
         self.statements: list[int] = []
+        self.dense: list[int] = []  # statements reading the vectors, or chunks by their vectors' keys
+        self.state: list[int] = []
         self.passes = 0
         self._in_pass = False
         index.conn.set_trace_callback(self._note)
@@ -44,11 +51,18 @@ class Reads:
         monkeypatch.setattr(index, "retrieve", counted)
 
     def _note(self, sql: str) -> None:
+        where = self.passes if self._in_pass else 0
         if "MATCH" in sql and not sql.startswith("--"):  # '--': FTS5's own reads of its tables
-            self.statements.append(self.passes if self._in_pass else 0)
+            self.statements.append(where)
+        elif "vectors_" in sql or "c.vkey" in sql:
+            self.dense.append(where)
+        elif "key='dense'" in sql:  # whether the index matches by meaning at all: once per index
+            self.state.append(where)
 
     def clear(self) -> None:
         self.statements.clear()
+        self.dense.clear()
+        self.state.clear()
         self.passes = 0
 
     def assert_one_pass_each(self, questions: int) -> None:
@@ -56,6 +70,8 @@ class Reads:
         assert 0 not in self.statements, "the index was read outside a question's pass"
         per_pass = [self.statements.count(n) for n in range(1, questions + 1)]
         assert all(2 <= n <= MOST for n in per_pass), per_pass
+        assert 0 not in self.dense + self.state, "the vectors were read outside a question's pass"
+        assert all(self.dense.count(n) <= DENSE_MOST for n in range(1, questions + 1))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -68,8 +84,30 @@ def test_ask_reads_the_index_in_one_pass_per_question(example_kb, monkeypatch, m
             answer = lookup.answer(question, mode)
             reads.assert_one_pass_each(1)
             assert answer.text
+            # the dense lists: none in raw mode, or when the BM25 probe is a strong signal
+            assert bool(reads.dense) == (mode != "raw" and not answer_strong(lookup, question))
     finally:
         lookup.close()
+
+
+def answer_strong(lookup: Lookup, question: str) -> bool:
+    return lookup.index.retrieve(question, PLANS["raw"]).strong
+
+
+def test_switched_off_a_pass_reads_no_vectors(example_kb, monkeypatch):
+    with (example_kb / "schema" / "wiki.yaml").open("a", encoding="utf-8") as fh:
+        fh.write("\nsearch:\n  semantic: false\n")
+    lookup = Lookup(example_kb)
+    reads = Reads(lookup.index, monkeypatch)
+    try:
+        for mode in MODES:
+            for question in QUESTIONS:
+                lookup.answer(question, mode)
+        assert lookup.index.search(QUESTIONS[0]).hits
+    finally:
+        lookup.close()
+    assert reads.dense == [] and len(reads.state) == 1
+    assert reads.passes == len(MODES) * len(QUESTIONS) + 1
 
 
 def test_eval_and_search_read_the_index_in_one_pass_per_question(example_kb, monkeypatch):

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from wikic.cli.app import app
+from wikic.compile.searchindex.store import DB_PATH
 from wikic.lookup.search import open_index
-from wikic.lookup.store import DB_PATH
 
 runner = CliRunner()
 

@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from wikic.cli.app import app
-from wikic.lookup.chunks import kb_files
+from wikic.compile.searchindex.chunks import kb_files
+from wikic.compile.searchindex.store import SCHEMA_VERSION
 from wikic.lookup.respell import base_form, split_compound
 from wikic.lookup.search import Hit, SearchIndex, rrf
-from wikic.lookup.store import SCHEMA_VERSION
 from wikic.lookup.text import is_strong_signal, match_expression, normalise, query_terms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -295,7 +295,7 @@ def test_an_unchanged_file_is_not_reread_and_a_changed_one_is(kb, monkeypatch):
     import os
     import time
 
-    from wikic.lookup import store as search
+    from wikic.compile.searchindex import store as search
 
     old = time.time() - 60
     settled = list((kb / "layer1_sources").rglob("*.md"))

@@ -383,6 +383,8 @@ def eval_cmd(
 
 
 def print_eval(report, title: str = "") -> None:
+    for text in report.notes:
+        err.print(f"[yellow]note:[/yellow] {escape(text)}", soft_wrap=True)
     s = report.summary
     table = report_table("metric", "value", title=title or f"eval ({s['mode']}, {s['questions']} questions)")
     for key, value in s.items():
@@ -577,6 +579,11 @@ def print_compile_report(report) -> None:
     )
     if report.index_changed:
         out.print(f"index: {', '.join(report.index_changed)}")
+    found = report.search_index
+    if found.get("files") or found.get("embedded"):
+        out.print(
+            f"search index: {found['files']} file(s) indexed again, {found['embedded']} text(s) embedded"
+        )
     if report.coverage:
         out.print(f"coverage: {report.coverage['summary']}", soft_wrap=True)
     for path in report.unplaced[:10]:

@@ -22,8 +22,11 @@ def search_command(root: Path, query: str, k: int, json_out: bool) -> None:
     try:
         model = llm_model(root, index=index)
         result = index.search(query, k, expander=model_expander(model) if model is not None else None)
+        semantic = index.semantic_note
     finally:
         index.close()
+    if semantic:
+        note(semantic)
     if json_out:
         dump_json(
             {
@@ -53,8 +56,11 @@ def ask_command(root: Path, question: str, json_out: bool) -> None:
         note(problem)
     try:
         answer = lookup.answer(question, model=llm_model(root, index=lookup.index))
+        semantic = lookup.index.semantic_note
     finally:
         lookup.close()
+    if semantic:
+        note(semantic)
     if json_out:
         dump_json(answer.as_dict())
         return

@@ -36,6 +36,7 @@ class CompileReport:
     fallback: int = 0  # LLM: source sentences kept where the model's prose was missing or less complete
     set_aside: int = 0  # LLM: verified model sentences replaced by the fuller source text
     index_changed: list[str] = field(default_factory=list)
+    search_index: dict = field(default_factory=dict)  # files the search index re-read, texts it embedded
     diffstat: list[tuple[str, int, int]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     plan: list[dict] = field(default_factory=list)  # dry-run: one row per page to (re)write or remove

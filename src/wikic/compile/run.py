@@ -44,6 +44,7 @@ from .pageplan import PageSpec, Plan, section_keys
 from .pageplan import plan as make_plan
 from .report import CompileReport, diffstat
 from .schema import WikiSchema, load_wiki_schema
+from .searchindex.store import update_index
 from .state import (
     FACTS,
     STATE_VERSION,
@@ -234,6 +235,7 @@ def compile_wiki(
     with kb_lock(root), _long_lived():
         remove_stale_temps(root / WIKI)
         inputs = read_inputs(root, lib)
+        docs = None
         if inputs.unchanged and not dry_run and pages is None:
             restore_report(report, inputs.state)
         else:
@@ -247,6 +249,9 @@ def compile_wiki(
             else:
                 drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
                 publish(root, inputs, work, drafted, schema, report, jobs)
+                docs = work.docs
+        if not dry_run:
+            update_index(root, schema.semantic, docs, report)
     report.seconds = time.perf_counter() - started
     return report
 

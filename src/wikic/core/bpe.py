@@ -10,12 +10,14 @@ encodes a text to the very ids ``tokenizers`` gives (``add_special_tokens=False`
 - a piece is normalised by putting '▁' before it and turning each space into '▁';
 - there is no pre-tokenizer: the whole piece is one word, split into characters (a character the
   vocabulary lacks becomes its UTF-8 bytes, ``<0xNN>``) and merged by rank, lowest first, leftmost
-  first among equal ranks.
+  first among equal ranks. No merge joins a character to a following '▁', so each run of '▁' and
+  what follows it up to the next '▁' is merged on its own: the same ids, from smaller heaps.
 """
 
 from __future__ import annotations
 
 import array
+import functools
 import json
 import re
 import struct
@@ -83,6 +85,17 @@ def _check_supported(config: dict, model: dict, vocab: dict) -> None:
         raise ValueError("unsupported tokenizer: " + "; ".join(problems))
 
 
+def normalised_words(piece: str) -> list[str]:
+    """``piece`` normalised as the tokenizer does ('▁' before it, every space a '▁'), cut into the
+    words its merges never cross: a run of '▁' and what follows it up to the next '▁'."""
+    return _word_re().findall(SPACE + piece.replace(" ", SPACE))
+
+
+@functools.cache
+def _word_re() -> re.Pattern:
+    return re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
+
+
 class BPE:
     """Encodes text as the tokenizer does, from the arrays ``tables`` wrote, read in place (a
     bytes object or a memory map: nothing is copied on a little-endian machine)."""
@@ -111,21 +124,21 @@ class BPE:
 
     def encode(self, text: str) -> list[int]:
         """The token ids of ``text``, as ``Tokenizer.encode(text, add_special_tokens=False)``."""
-        if self.special_re is None:
-            return self._word(text)
+        pieces = [text] if self.special_re is None else self.special_re.split(text)
         ids: list[int] = []
-        for n, piece in enumerate(self.special_re.split(text)):
+        for n, piece in enumerate(pieces):
             if n % 2:
                 ids.append(self.specials[piece])
-            else:
-                ids.extend(self._word(piece))
+            elif piece:
+                for word in normalised_words(piece):
+                    ids.extend(self._word(word))
         return ids
 
-    def _symbols(self, text: str) -> list[int]:
-        """The normalised text as single-character tokens (bytes for characters not in the vocabulary)."""
+    def _symbols(self, word: str) -> list[int]:
+        """A normalised word as single-character tokens (bytes for characters not in the vocabulary)."""
         chars, char_ids, byte_ids = self.chars, self.char_ids, self.byte_ids
         ids = []
-        for ch in SPACE + text.replace(" ", SPACE):
+        for ch in word:
             c = ord(ch)
             i = bisect_left(chars, c)
             if i < len(chars) and chars[i] == c:
@@ -140,13 +153,11 @@ class BPE:
         i = bisect_left(self.merge_keys, key)
         return self.merge_values[i] if i < len(self.merge_keys) and self.merge_keys[i] == key else None
 
-    def _word(self, text: str) -> list[int]:
-        """Merge the symbols of one piece: always the lowest-ranked pair present, leftmost first.
-        A heap holds (rank, position, merged id); entries made stale by an earlier merge are
-        skipped when popped, as in ``tokenizers``' ``Word::merge_all``."""
-        if not text:
-            return []
-        ids = self._symbols(text)
+    def _word(self, word: str) -> list[int]:
+        """Merge the symbols of one normalised word: always the lowest-ranked pair present,
+        leftmost first. A heap holds (rank, position, merged id); entries made stale by an earlier
+        merge are skipped when popped, as in ``tokenizers``' ``Word::merge_all``."""
+        ids = self._symbols(word)
         n = len(ids)
         nxt, prv, alive = list(range(1, n + 1)), list(range(-1, n - 1)), [True] * n
         heap = []

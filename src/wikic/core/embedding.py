@@ -22,13 +22,14 @@ import functools
 import json
 import math
 import mmap
+import re
 import struct
 from collections import Counter
 from collections.abc import Callable, Sequence
 from operator import add
 from pathlib import Path
 
-from .bpe import BPE, tables
+from .bpe import BPE, normalised_words, tables
 from .errors import WikicError
 
 TYPE_CHECKING = False  # not typing's: importing typing would cost a search more than its lookup
@@ -147,7 +148,15 @@ def matrix_span(weights: Path) -> tuple[int, int]:
 class BatchEmbedder:
     """Embeds lists of texts with numpy and Hugging Face ``tokenizers``: the vectors of
     ``WordLlama.embed(texts, norm=True)``, except that a text without tokens (the empty string)
-    gets a zero vector rather than NaN."""
+    gets a zero vector rather than NaN.
+
+    The tokenizer has no pre-tokenizer, but no merge of its vocabulary joins a character to a
+    following '▁' (a space, once normalised): so a text's tokens are those of its words, each a run
+    of spaces and what follows it up to the next space, encoded on their own. Each distinct word is encoded once
+    and remembered (``WORD_CACHE`` of them), which makes a knowledge base's many texts about three
+    times quicker to tokenize than whole."""
+
+    WORD_CACHE = 200_000
 
     def __init__(self, files: ModelFiles):
         try:
@@ -162,23 +171,56 @@ class BatchEmbedder:
         offset, _ = matrix_span(files.weights)
         raw = np.fromfile(files.weights, dtype="<f2", count=ROWS * DIM, offset=offset)
         self.matrix = raw.reshape(ROWS, DIM).astype(np.float32)
+        specials = {t.content: i for i, t in self.tokenizer.get_added_tokens_decoder().items()}
+        self.specials = specials
+        self.special_re = re.compile("(" + "|".join(map(re.escape, sorted(specials, key=len)[::-1])) + ")")
+        self.words: dict[str, list[int]] = {}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """A float32 array (len(texts), DIM) of unit vectors."""
         np = self.np
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        for row, enc in enumerate(encodings):
-            if enc.ids:
-                out[row] = self.matrix[enc.ids].sum(axis=0, dtype=np.float32) / np.float32(len(enc.ids))
+        for row, text in enumerate(texts):
+            ids = self.ids(text)
+            if ids:
+                out[row] = self.matrix[ids].sum(axis=0, dtype=np.float32) / np.float32(len(ids))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+    def ids(self, text: str) -> list[int]:
+        """The token ids of ``text``, as ``Tokenizer.encode(text, add_special_tokens=False)``:
+        the special tokens matched first, each piece between them encoded word by word."""
+        if len(self.words) > self.WORD_CACHE:
+            self.words.clear()
+        ids: list[int] = []
+        for n, piece in enumerate(self.special_re.split(text) if self.specials else [text]):
+            if n % 2:
+                ids.append(self.specials[piece])
+            elif piece:
+                for word in normalised_words(piece):
+                    found = self.words.get(word)
+                    if found is None:
+                        found = self.words[word] = [t.id for t in self.tokenizer.model.tokenize(word)]
+                    ids += found
+        return ids
 
 
 def batch_embedder(package: Path | None = None) -> BatchEmbedder:
     """A ``BatchEmbedder`` on the checked model files; ``Unavailable`` if they cannot be used."""
     return BatchEmbedder(model_files(package))
+
+
+def shared_embedder() -> BatchEmbedder:
+    """The installed model's ``BatchEmbedder``, loaded once per process however many parts of a
+    compile embed (the planner, the search index); its files are checked at every call."""
+    files = model_files()
+    return _loaded(files.weights, files.tokenizer)
+
+
+@functools.lru_cache(maxsize=1)
+def _loaded(weights: Path, tokenizer: Path) -> BatchEmbedder:
+    return BatchEmbedder(ModelFiles(weights, tokenizer))
 
 
 # ---------------------------------------------------------------- query time: one text, stdlib only

@@ -29,7 +29,7 @@ import sqlite3
 import struct
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import repeat
+from itertools import compress, repeat
 from operator import mul
 
 from .embedding import DIM, MODEL, BatchEmbedder
@@ -68,17 +68,26 @@ class VectorStore:
     def put(self, keys: Sequence[str], vectors: Sequence[Vector] | np.ndarray) -> int:
         """Store ``vectors`` (a numpy array of rows, or sequences of floats) under ``keys``,
         replacing what those keys held. Returns how many were stored."""
-        if len(keys) != len(vectors):
-            raise ValueError(f"{len(keys)} keys for {len(vectors)} vectors")
-        if any("\n" in key for key in keys):
-            raise ValueError("a key holds a line break")
-        if not keys:
+        if not len(keys) and not len(vectors):
             return 0
-        rows = zip(keys, *encode(vectors))
+        return self.put_batches([(keys, vectors)])
+
+    def put_batches(self, batches: Iterable[tuple[Sequence[str], Sequence[Vector] | np.ndarray]]) -> int:
+        """``put`` each (keys, vectors) of ``batches`` (which may be made as they are asked for),
+        in one transaction that packs the masks once. Returns how many were stored."""
+        stored = 0
         with self._writing():
-            self.conn.executemany(f"INSERT OR REPLACE INTO {self.name} VALUES (?, ?, ?)", rows)
-            self._write_scan()
-        return len(keys)
+            for keys, vectors in batches:
+                if len(keys) != len(vectors):
+                    raise ValueError(f"{len(keys)} keys for {len(vectors)} vectors")
+                if any("\n" in key for key in keys):
+                    raise ValueError("a key holds a line break")
+                rows = zip(keys, *encode(vectors))
+                self.conn.executemany(f"INSERT OR REPLACE INTO {self.name} VALUES (?, ?, ?)", rows)
+                stored += len(keys)
+            if stored:
+                self._write_scan()
+        return stored
 
     def keep(self, keys: Iterable[str]) -> int:
         """Delete every vector whose key is not in ``keys``; returns how many. Writes nothing
@@ -158,8 +167,8 @@ class VectorStore:
         """{key: its vector as DIM little-endian float16} for the keys that hold one."""
         return self._select("key", list(dict.fromkeys(keys)))
 
-    def _select(self, column: str, values: list) -> dict[str, bytes]:
-        if not values or self._load() is None:
+    def _select(self, column: str, values: list, loaded: bool = False) -> dict[str, bytes]:
+        if not values or (not loaded and self._load() is None):
             return {}
         found: dict[str, bytes] = {}
         for start in range(0, len(values), 500):
@@ -202,7 +211,7 @@ class VectorStore:
         exact = max(TWO_BIT_KEEP, k)
         pool = by_signs(query_signs, scan.signs, pool, max(SIGN_KEEP, 10 * exact))
         pool = by_two_bits(query_signs, query_larges, scan.signs, scan.larges, pool, exact)
-        vectors = self._select("rowid", [scan.rowids[i] for i in pool])
+        vectors = self._select("rowid", [scan.rowids[i] for i in pool], loaded=True)
         scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in vectors.items()]
         scored.sort(key=lambda s: (-s[0], s[1]))
         return scored[:k]
@@ -230,13 +239,14 @@ def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Se
     of them (all those tied with the last one kept)."""
     if len(pool) <= keep:
         return pool
-    distance = [(query ^ signs[i]).bit_count() for i in pool]
+    masks = signs if pool == range(len(signs)) else [signs[i] for i in pool]
+    distance = list(map(int.bit_count, map(query.__xor__, masks)))
     counts = Counter(distance)
     limit = kept = 0
     while kept < keep:
         kept += counts.get(limit, 0)
         limit += 1
-    return [i for i, d in zip(pool, distance) if d < limit]
+    return list(compress(pool, map(limit.__gt__, distance)))
 
 
 def by_two_bits(

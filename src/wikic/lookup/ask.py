@@ -30,12 +30,12 @@ from pathlib import Path
 from ..compile.citations import Verifier
 from ..compile.draft import Citation
 from ..compile.safety import suspicious
+from ..compile.searchindex.chunks import split_ref
+from ..compile.searchindex.entities import Entities
 from ..compile.versions import is_superseded
 from ..core.models import SourceDoc
 from .answer import compose
-from .chunks import split_ref
 from .counts import TermCounts
-from .entities import Entities
 from .evidence import coverage, evidence_texts, judge, section_text
 from .fuse import DEPTH, ENTITY_REFS, MODES, PLANS, Fused, entity_refs, files_first, fuse
 from .search import Candidates, SearchIndex, open_index

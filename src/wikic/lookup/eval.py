@@ -47,10 +47,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..compile.searchindex.chunks import split_ref
 from ..core.config import Fields, load_yaml
 from ..core.errors import ConfigError
 from .ask import Answer, Lookup
-from .chunks import split_ref
 from .fuse import MODES
 
 REPORT_VERSION = 2
@@ -239,6 +239,7 @@ class EvalReport:
     mode: str
     k: int
     cases: list[Case]
+    notes: list[str] = field(default_factory=list)  # e.g. why matching by meaning is off
 
     @property
     def summary(self) -> dict:
@@ -301,6 +302,7 @@ class EvalReport:
         return {
             "schema_version": REPORT_VERSION,
             "summary": self.summary,
+            "notes": self.notes,
             "by_type": self.by_type,
             "cases": [c.as_dict() for c in self.cases],
         }
@@ -426,7 +428,7 @@ def run_eval(
             )
             if progress:
                 progress(n, len(questions))
-        return EvalReport(mode, k, cases)
+        return EvalReport(mode, k, cases, [n for n in [lookup.index.semantic_note] if n])
     finally:
         if own:
             lookup.close()

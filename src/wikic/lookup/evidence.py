@@ -28,10 +28,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..compile.citations import stem
+from ..compile.searchindex.chunks import split_ref
 from ..core.facts import format_value
 from ..core.markdown import STOPWORDS, plain_inline, split_sentences, words
 from ..core.models import SourceDoc
-from .chunks import split_ref
 from .counts import PREFIX  # a word matches another sharing this many first letters ('powdery' ~ 'powder')
 from .text import query_terms
 

@@ -20,10 +20,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .chunks import split_ref
+from ..compile.searchindex.chunks import split_ref
+from ..compile.searchindex.entities import Entities
 from .counts import TermCounts
-from .entities import Entities
-from .search import EXPANSION_WEIGHT, ORIGINAL_WEIGHT, RRF_K, TOP_BONUS, Candidates, Hit, ListSpec, Ranked
+from .search import (
+    DENSE,
+    EXPANSION_WEIGHT,
+    ORIGINAL_WEIGHT,
+    RRF_K,
+    TOP_BONUS,
+    Candidates,
+    Hit,
+    ListSpec,
+    Ranked,
+)
 
 MODES = ("index", "search", "raw")
 DEPTH = 30
@@ -41,8 +51,20 @@ KEEP_WITHIN = 5
 ENTITY_WEIGHT = 0.5  # the list of sections the wiki files under entities the question names
 ENTITY_REFS = 3  # sections taken from each named entity, best-matching first
 ENTITY_RARE = 0.03  # a name counts only if one of its words is in at most this share of sections
+# The question's dense lists (search.semantic): the sections nearest it by meaning, and the
+# documents nearest it, each by its best-matching section; weighted as its source list, and
+# earning no top-rank bonus (tuned on the FarmBot dev questions, checked on held-out ones).
+DENSE_WEIGHT = ORIGINAL_WEIGHT
+DENSE_DOC_WEIGHT = ORIGINAL_WEIGHT
+DENSE_BONUS = False
 
-_HYBRID = (ListSpec("source", ORDER_DEPTH), ListSpec("page", DEPTH), ListSpec("doc", DEPTH))
+_HYBRID = (
+    ListSpec("source", ORDER_DEPTH),
+    ListSpec("page", DEPTH),
+    ListSpec("doc", DEPTH),
+    ListSpec("source", DEPTH, dense=True),
+    ListSpec("doc", DEPTH, dense=True),
+)
 # The lists each mode fuses. In index mode the typed question's page, source and document lists
 # are read whole: the pages the index leads to are known only once the lists are, and are read
 # within them.
@@ -96,8 +118,10 @@ def hybrid(got: Candidates, entities: Entities) -> Fused:
         for h in found:
             for r in h.refs if h.anchor else ():
                 via.setdefault(r, h.target)
-        if n == 0:  # entities the question itself names
+        if n == 0:  # entities the question itself names, and what is nearest it by meaning
             lists.append((ENTITY_WEIGHT, entity_refs(entities, got.counts, text, order)))
+            lists.append((DENSE_WEIGHT, flatten(got.hits(DENSE + "source", text, DEPTH)), DENSE_BONUS))
+            lists.append((DENSE_DOC_WEIGHT, doc_refs(got.ranked(DENSE + "doc", text), order), DENSE_BONUS))
     first = flatten(got.hits("source", got.spelled, RAW_KEPT))
     return Fused(keep_first(fuse_refs(lists), first), list(dict.fromkeys(pages)), via)
 
@@ -197,14 +221,17 @@ def flatten(hits: Sequence[Hit], order: dict[str, int] | None = None) -> list[st
     return list(out)
 
 
-def fuse_refs(lists: Sequence[tuple[float, Sequence[str]]], k: int = RRF_K) -> list[str]:
-    """Reciprocal Rank Fusion of ranked ref lists (same constants and top-rank bonus as search)."""
+def fuse_refs(lists: Sequence[tuple], k: int = RRF_K) -> list[str]:
+    """Reciprocal Rank Fusion of ranked ref lists, each (weight, refs) or (weight, refs, bonus):
+    the same constants and top-rank bonus as search, which a list given with ``bonus`` False
+    does not earn."""
     scores: dict[str, float] = {}
     best: dict[str, int] = {}
-    for weight, refs in lists:
+    for weight, refs, *bonus in lists:
         for rank, r in enumerate(refs, 1):
             scores[r] = scores.get(r, 0.0) + weight / (k + rank)
-            best[r] = min(best.get(r, rank), rank)
+            if not bonus or bonus[0]:
+                best[r] = min(best.get(r, rank), rank)
     for r, rank in best.items():
         scores[r] += TOP_BONUS.get(rank, 0.0)
     return sorted(scores, key=lambda r: (-scores[r], r))

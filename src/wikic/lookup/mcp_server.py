@@ -16,10 +16,10 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ..compile.draft import resolve_href
+from ..compile.searchindex.chunks import kb_files
 from ..core.errors import ConfigError, WikicError
 from .ask import Lookup
 from .backend import llm_model, model_expander
-from .chunks import kb_files
 
 URI_PREFIX = "wiki://"
 

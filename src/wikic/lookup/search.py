@@ -27,19 +27,27 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+from ..compile.searchindex.store import IndexStore, UpdateStats
 from ..transform.layer1 import require_sources
 from .counts import Term, TermCounts, alternatives_wanted, wanted
 from .respell import respell
-from .store import IndexStore, UpdateStats
 from .text import check_query, is_strong_signal, match_expression, query_terms, snippet
 
+TYPE_CHECKING = False  # not typing's: importing typing costs a search more than its lookup
+if TYPE_CHECKING:
+    from .dense import DenseReader
+
 KINDS = ("page", "source", "index")  # what ``search`` fuses
+DENSE = "dense:"  # a dense list's kind in ``Candidates.lists``: ``dense:source`` (ListSpec.name)
 # bm25() weights for (title, headings, body): a match in a title or heading counts above the body.
 WEIGHTS = (4.0, 2.5, 1.0)
 RRF_K = 60
 ORIGINAL_WEIGHT = 2.0
 EXPANSION_WEIGHT = 1.0
+DENSE_WEIGHT = ORIGINAL_WEIGHT  # the question's dense list, as each of its BM25 lists (no top-rank bonus)
+DENSE_KINDS = ("source",)  # the dense lists ``search`` fuses
 TOP_BONUS = {1: 0.05, 2: 0.02, 3: 0.02}
+DEPTH_DENSE = 30  # a dense list read with no depth of its own
 MAX_TERMS = 400  # terms counted in one statement (two bound values each; SQLite allows 999 at least)
 
 Expander = Callable[[str], Sequence[str]]
@@ -89,17 +97,25 @@ class SearchResult:
 
 
 class ListSpec:
-    """One BM25 list a lookup fuses: the chunks of ``kind`` matching the question as respelled
+    """One ranked list a lookup fuses: the chunks of ``kind`` matching the question as respelled
     (or as ``typed``), best first, ``depth`` of them (None: every match, for a list read only
-    within the pages or documents the other lists lead to). (A plain class, as is
+    within the pages or documents the other lists lead to). By BM25, or with ``dense`` by the
+    cosine of their vectors to the question's (``dense.py``; read only when the BM25 probe is not
+    already a strong signal, and when the index has vectors). (A plain class, as is
     ``Candidates``: a dataclass costs ``wikic search`` its making at every start.)"""
 
-    __slots__ = ("kind", "depth", "typed")
+    __slots__ = ("kind", "depth", "typed", "dense")
 
-    def __init__(self, kind: str, depth: int | None, typed: bool = False):
+    def __init__(self, kind: str, depth: int | None, typed: bool = False, dense: bool = False):
         self.kind = kind
         self.depth = depth
         self.typed = typed
+        self.dense = dense
+
+    @property
+    def name(self) -> str:
+        """The list's kind in ``Candidates.lists``: its chunks' kind, ``dense:`` before it for a dense list."""
+        return DENSE + self.kind if self.dense else self.kind
 
 
 class Ranked:
@@ -135,8 +151,8 @@ class Ranked:
 
 class Candidates:
     """Everything the index says about one question, read in one pass: its term counts and every
-    ranked list its lookup fuses, keyed by (kind, the text searched). A dense (semantic) list
-    would be one more entry here, keyed by its own kind."""
+    ranked list its lookup fuses, keyed by (kind, the text searched); a dense list by its own
+    kind (``dense:source``), present only when it was read."""
 
     __slots__ = ("question", "spelled", "counts", "lists", "expanded")
 
@@ -155,7 +171,18 @@ class Candidates:
         self.expanded = expanded  # an LLM's rewrites of the question, searched too
 
     def ranked(self, kind: str, text: str) -> Ranked:
+        """A list the pass read; a dense list it did not read (the probe was strong, or the
+        index has no vectors) is empty."""
+        if kind.startswith(DENSE):
+            return self.lists.get((kind, text)) or Ranked()
         return self.lists[(kind, text)]
+
+    @property
+    def strong(self) -> bool:
+        """Whether the BM25 probe (the sections matching the question as searched) already
+        answers it: its best hit clearly ahead (``text.is_strong_signal``)."""
+        probe = self.lists.get(("source", self.spelled))
+        return probe is not None and is_strong_signal([row[8] for row in probe.rows[:2]])
 
     def hits(
         self, kind: str, text: str, depth: int | None = None, within: Iterable[str] | None = None
@@ -170,7 +197,13 @@ class Candidates:
 
 
 class SearchIndex(IndexStore):
-    """The FTS5 index of one KB, read for questions (``IndexStore`` keeps it up to date)."""
+    """The FTS5 index of one KB, read for questions (``IndexStore`` keeps it up to date).
+    ``semantic`` False reads no dense list whatever the index holds (None: as it says)."""
+
+    def __init__(self, root: Path, db_path: Path | None = None, semantic: bool | None = None):
+        super().__init__(root, db_path)
+        if semantic is False:
+            self.semantic = False
 
     @cached_property
     def sources(self) -> int:
@@ -181,13 +214,51 @@ class SearchIndex(IndexStore):
 
     def retrieve(self, question: str, plan: Sequence[ListSpec], weigh: bool = True) -> Candidates:
         """One question's pass: its term counts (with ``weigh``, those its answer is weighed by
-        too), then the lists of ``plan`` for it as respelled or as typed, in one statement."""
+        too), then the BM25 lists of ``plan`` for it as respelled or as typed, in one statement;
+        then, unless they are a strong signal, its dense lists."""
         check_query(question)
         counts = self.term_counts(question, weigh)
         spelled = respell(question, counts.spelling_count, counts.known)
         texts = {True: question, False: spelled}
-        lists = self.lists(deepest(((s.kind, texts[s.typed]), s.depth) for s in plan))
-        return Candidates(question, spelled, counts, lists)
+        lists = self.lists(deepest(((s.kind, texts[s.typed]), s.depth) for s in plan if not s.dense))
+        got = Candidates(question, spelled, counts, lists)
+        dense = [s for s in plan if s.dense]
+        if dense and self.semantic and not got.strong:
+            lists.update(self.dense_lists({(s.kind, texts[s.typed]): s.depth or DEPTH_DENSE for s in dense}))
+        return got
+
+    @cached_property
+    def semantic(self) -> bool:
+        """Whether the index matches by meaning too (``search.semantic``, as last brought up to date)."""
+        return self.dense.on
+
+    @property
+    def semantic_note(self) -> str:
+        """Why matching by meaning is off though the schema asks for it ('' when it is not): the
+        note a command shows once."""
+        return self.dense.note if self.semantic else ""
+
+    @cached_property
+    def dense(self) -> DenseReader:
+        """The vectors of this index, read for questions (``dense.py``)."""
+        from .dense import DenseReader
+
+        return DenseReader(self.conn, self.root, self.dense_state())
+
+    def dense_lists(self, wanted: Mapping[tuple[str, str], int]) -> dict[tuple[str, str], Ranked]:
+        """The dense list of each (kind, text), as deep as asked: the chunks whose vectors are
+        nearest the text's, best first (score: minus the cosine), read in one statement after the
+        vectors themselves. Empty lists when the index has no usable vectors."""
+        nearest = self.dense.nearest(wanted)
+        asked = [(n, kind, found) for n, ((kind, _), found) in enumerate(nearest.items()) if found]
+        found: dict[int, list[tuple]] = {n: [] for n in range(len(nearest))}
+        if asked:
+            for row in self._rows(*_dense_statement(asked)):
+                found[row[0]].append(row)
+        return {
+            (DENSE + kind, text): Ranked(sorted(found[n], key=_rank))
+            for n, (kind, text) in enumerate(nearest)
+        }
 
     def expand(self, got: Candidates, expander: Expander, plan: Sequence[ListSpec]) -> Candidates:
         """``got`` with the lists of ``plan`` for the expander's rewrites of the question too, read
@@ -284,9 +355,12 @@ class SearchIndex(IndexStore):
         depth: int = 30,
     ) -> SearchResult:
         """Hybrid search: BM25 lists per kind for the query (and, when the probe is weak and an
-        expander is given, for its expansions), fused with Reciprocal Rank Fusion."""
+        expander is given, for its expansions), and the dense list of layer-1 sections when the
+        probe is weak, fused with Reciprocal Rank Fusion."""
         plan = [ListSpec(kind, depth) for kind in kinds]
-        got = self.retrieve(query, plan, weigh=False)
+        got = self.retrieve(
+            query, [*plan, *(ListSpec(k, depth, dense=True) for k in DENSE_KINDS)], weigh=False
+        )
         original = {kind: got.hits(kind, got.spelled) for kind in kinds}
         strong = is_strong_signal(
             [h.score for h in original.get("source") or next(iter(original.values()), [])]
@@ -294,10 +368,16 @@ class SearchIndex(IndexStore):
         if expander is not None and not strong:
             got = self.expand(got, expander, plan)
         lists = [(ORIGINAL_WEIGHT, hits) for hits in original.values()]
+        lists += [(DENSE_WEIGHT, got.hits(DENSE + k, got.spelled), False) for k in DENSE_KINDS]
         lists += [(EXPANSION_WEIGHT, got.hits(kind, q)) for q in got.expanded for kind in kinds]
         terms = list(dict.fromkeys(t for q in [got.spelled, *got.expanded] for t in query_terms(q)))
         hits = self.with_snippets(rrf(lists)[:k], terms)
         return SearchResult(query, hits, list(got.expanded), strong, got.spelled)
+
+    def close(self) -> None:
+        if "dense" in self.__dict__:
+            self.dense.close()
+        super().close()
 
     def with_snippets(self, hits: Sequence[Hit], terms: Sequence[str]) -> list[Hit]:
         """``hits`` with their snippets: made only for the hits shown, not for every hit fused."""
@@ -355,6 +435,22 @@ def _list_statement(queries: Sequence[tuple[int, tuple]]) -> tuple[str, list]:
     return " UNION ALL ".join(parts), args
 
 
+def _dense_statement(asked: Sequence[tuple[int, str, Sequence[tuple[float, str]]]]) -> tuple[str, list]:
+    """SQL reading the chunks of each dense list ((number, kind, [(cosine, vector key)])), in the
+    row shape of ``_list_statement`` (score: minus the cosine)."""
+    parts, args = [], []
+    for n, kind, found in asked:
+        lead = "d.lead" if kind == "doc" else "NULL"
+        docs = " LEFT JOIN docs d ON d.path = c.path" if kind == "doc" else ""
+        parts.append(
+            f"SELECT {int(n)}, c.id, c.kind, c.path, c.anchor, c.heading, c.title, c.refs, -v.column2, {lead}"
+            f" FROM (VALUES {','.join('(?, ?)' for _ in found)}) v JOIN chunks c ON c.vkey = v.column1"
+            f" AND c.kind = ?{docs}"
+        )
+        args += [a for cosine, key in found for a in (key, cosine)] + [kind]
+    return " UNION ALL ".join(parts), args
+
+
 def _rank(row: tuple) -> tuple[float, int]:
     """A list's order: best score first, ties in the order the chunks were indexed."""
     return row[8], row[1]
@@ -370,18 +466,20 @@ def expansions(expander: Expander, query: str) -> list[str]:
     return out
 
 
-def rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int = RRF_K) -> list[Hit]:
-    """Reciprocal Rank Fusion: Σ weight / (k + rank) over the lists, plus a bonus for a document
-    ranked #1 (+0.05) or #2–3 (+0.02) in any list. Hits are keyed by (path, anchor)."""
+def rrf(lists: Sequence[tuple], k: int = RRF_K) -> list[Hit]:
+    """Reciprocal Rank Fusion of (weight, hits) or (weight, hits, bonus) lists: Σ weight / (k +
+    rank) over the lists, plus a bonus for a document ranked #1 (+0.05) or #2–3 (+0.02) in any
+    list but those given with ``bonus`` False. Hits are keyed by (path, anchor)."""
     scores: dict[tuple[str, str], float] = {}
     best_rank: dict[tuple[str, str], int] = {}
     first: dict[tuple[str, str], Hit] = {}
     refs: dict[tuple[str, str], list[str]] = {}
-    for weight, hits in lists:
+    for weight, hits, *bonus in lists:
         for rank, hit in enumerate(hits, 1):
             key = hit.key
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-            best_rank[key] = min(best_rank.get(key, rank), rank)
+            if not bonus or bonus[0]:
+                best_rank[key] = min(best_rank.get(key, rank), rank)
             if key not in first or (first[key].kind == "index" and hit.kind != "index"):
                 first[key] = hit
             refs.setdefault(key, []).extend(hit.refs)

@@ -9,10 +9,10 @@ they hold.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 
+from ..compile.searchindex.cjk import cjk_bigrams, cjk_patterns, has_cjk
 from ..core.errors import UsageError
 from ..core.markdown import STOPWORDS, words
 
@@ -21,33 +21,6 @@ STRONG_GAP = 0.15
 MAX_QUERY_CHARS = 2000  # a question, not a document
 MAX_WORD_CHARS = 100  # no word is longer; matching cost grows with the square of a word's length
 PREFIX_MIN = 4  # shortest term searched as a prefix in prefix queries
-
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-
-
-@functools.cache
-def _cjk() -> tuple[re.Pattern, re.Pattern]:
-    """(a run of CJK characters, one CJK character): compiled when first needed, since building
-    these character classes costs more than the rest of a search."""
-    return re.compile(f"[{_CJK}]+"), re.compile(f"[{_CJK}]")
-
-
-def has_cjk(text: str) -> bool:
-    return not text.isascii() and _cjk()[1].search(text) is not None
-
-
-def cjk_bigrams(run: str) -> list[str]:
-    """Overlapping character bigrams of a CJK run ('水箱容量' → 水箱 箱容 容量); one char stays one."""
-    if len(run) < 2:
-        return [run]
-    return [run[i : i + 2] for i in range(len(run) - 1)]
-
-
-def index_text(text: str) -> str:
-    """Text as stored in FTS: CJK runs become space-separated bigrams, everything else is kept."""
-    if not has_cjk(text):
-        return text
-    return _cjk()[0].sub(lambda m: " " + " ".join(cjk_bigrams(m.group())) + " ", text)
 
 
 def query_terms(query: str) -> list[str]:
@@ -60,7 +33,7 @@ def query_terms(query: str) -> list[str]:
         if not w:
             continue
         if has_cjk(w):
-            run_of = _cjk()[0]
+            run_of = cjk_patterns()[0]
             for run in run_of.findall(w):
                 cjk.extend(cjk_bigrams(run))
             rest = run_of.sub(" ", w).split()

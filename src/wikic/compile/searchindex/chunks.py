@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.markdown import plain_inline, split_sections
-from ..core.models import SourceDoc
-from ..transform.layer1 import LAYER1, parse_doc
+from ...core.markdown import plain_inline, split_sections
+from ...core.models import SourceDoc
+from ...transform.layer1 import LAYER1, parse_doc
 
 TABLES = ("page", "source", "index", "doc")  # the kinds of chunk, one FTS5 table each
 
@@ -45,7 +45,7 @@ class Chunk:
 
 def source_chunks(doc: SourceDoc) -> list[Chunk]:
     """One chunk per section of a layer-1 document, then the document whole (kind ``doc``)."""
-    from ..core.facts import aliases  # here: a search on a settled index indexes nothing
+    from ...core.facts import aliases  # here: a search on a settled index indexes nothing
 
     names = ", ".join(n for n in aliases(doc.meta) if n.lower() != doc.title.lower())
     out = []
@@ -72,7 +72,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
     import frontmatter
     import yaml
 
-    from ..compile.draft import parse_citations, strip_citations
+    from ..draft import parse_citations, strip_citations
 
     try:
         post = frontmatter.loads(text)
@@ -136,7 +136,7 @@ class IndexEntry:
 
 def parse_index(rel: str, text: str) -> tuple[list[IndexEntry], list[str]]:
     """Entries of an index file, and the sub-index files it links (two-level indexes)."""
-    from ..compile.draft import resolve_href
+    from ..draft import resolve_href
 
     entries, subs = [], []
     for line in text.split("\n"):
@@ -199,10 +199,13 @@ def markdown_files(root: Path, folder: str) -> list[str]:
     return sorted(out)
 
 
-def chunks_of(root: Path, rel: str, kind: str, data: bytes) -> tuple[list[Chunk], SourceDoc | None]:
-    """The chunks of one file, and the layer-1 document it is when it is a source."""
+def chunks_of(
+    root: Path, rel: str, kind: str, data: bytes, doc: SourceDoc | None = None
+) -> tuple[list[Chunk], SourceDoc | None]:
+    """The chunks of one file, and the layer-1 document it is when it is a source (``doc``: that
+    document already parsed from these bytes)."""
     if kind == "source":
-        doc = parse_doc(root, root / rel, data)
+        doc = doc or parse_doc(root, root / rel, data)
         return source_chunks(doc), doc
     text = data.decode("utf-8", errors="replace")
     return (index_chunks(rel, text) if kind == "index" else page_chunks(rel, text)), None

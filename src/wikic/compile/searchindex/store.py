@@ -7,7 +7,8 @@ otherwise read every file for: the wiki's entities, which documents are supersed
 backend the schema configures.
 
 It is updated by content hash: a file whose bytes did not change is not touched, and a run with
-no change writes nothing.
+no change writes nothing. With ``search.semantic`` on (``schema/wiki.yaml``), the layer-1
+sections and documents also have vectors (``dense.py``), embedded when their text is new.
 """
 
 from __future__ import annotations
@@ -17,20 +18,25 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.errors import KBError
-from ..core.fsutil import sha256_tag
-from ..core.markdown import split_sections
-from ..core.models import SourceDoc
+from ...core.errors import KBError
+from ...core.fsutil import sha256_tag
+from ...core.markdown import split_sections
+from ...core.models import SourceDoc
 from .chunks import TABLES, Chunk, chunks_of, kb_files, lead_ref
+from .cjk import index_text
+from .dense import STATE, DenseState, vector_key
 from .entities import Entities
-from .text import index_text
+
+TYPE_CHECKING = False  # not typing's: a search imports this module
+if TYPE_CHECKING:
+    from ..report import CompileReport
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 SETTLED = 2  # seconds after its last change a file's size and time are trusted to mark it unchanged
 _CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
 
@@ -44,10 +50,12 @@ class UpdateStats:
     chunks: int = 0
     skipped: list[str] = field(default_factory=list)  # files that cannot be read, with the reason
     rebuilt: str = ""  # why a corrupt database was rebuilt
+    embedded: int = 0  # texts given a vector
+    semantic: str = ""  # why matching by meaning is off though the schema asks for it ('' if it is not)
 
     @property
     def wrote(self) -> bool:
-        return bool(self.added or self.changed or self.removed)
+        return bool(self.added or self.changed or self.removed or self.embedded)
 
 
 _DDL = [
@@ -56,8 +64,10 @@ _DDL = [
     " stat TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, file TEXT NOT NULL, kind TEXT NOT NULL,"
     " path TEXT NOT NULL, anchor TEXT NOT NULL, heading TEXT NOT NULL, title TEXT NOT NULL,"
-    " headings TEXT NOT NULL, body TEXT NOT NULL, refs TEXT NOT NULL)",
+    " headings TEXT NOT NULL, body TEXT NOT NULL, refs TEXT NOT NULL,"
+    " vkey TEXT NOT NULL)",  # vkey: the key of its vector (dense.py), '' for a kind without
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file)",
+    "CREATE INDEX IF NOT EXISTS chunks_vkey ON chunks(vkey)",  # a dense list's hits
     "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, anchor)",  # the shown hits' snippets
     # every layer-1 document as parsed, so a lookup reads the ones it needs instead of all files
     "CREATE TABLE IF NOT EXISTS docs(path TEXT PRIMARY KEY, source TEXT NOT NULL, id TEXT NOT NULL,"
@@ -126,22 +136,40 @@ class IndexStore:
 
     # -- writing
 
-    def update(self, files: dict[str, str] | None = None) -> UpdateStats:
+    def update(
+        self,
+        files: dict[str, str] | None = None,
+        docs: Mapping[str, SourceDoc] | None = None,
+        semantic: bool | None = None,
+        check: bool = False,
+        stamps: bool = True,
+    ) -> UpdateStats:
         """Sync with the KB by content hash: only added, changed and deleted files touch the DB.
 
         A file whose size and modification time are what they were when it was indexed, at least
         ``SETTLED`` seconds after it was last modified, is not read again; any other file is
-        hashed, and indexed again only if its bytes changed. A corrupt database is rebuilt from
-        scratch (``rebuilt`` says why)."""
+        hashed, and indexed again only if its bytes changed (``docs``: layer-1 documents already
+        parsed, used when their hash matches). A corrupt database is rebuilt from scratch
+        (``rebuilt`` says why). Then the vectors (``sync_dense``): ``semantic`` is the schema's
+        ``search.semantic`` (None: as remembered for this ``schema/wiki.yaml``, else read from it);
+        ``check`` looks for missing vectors even when no file changed. Without ``stamps``, the size
+        and time of files found unchanged are noted only along with a change (compile: a run
+        that changed nothing writes nothing)."""
         try:
-            stats = self._update(files)
+            stats = self._update(files, docs, stamps)
         except sqlite3.DatabaseError as exc:
             self._rebuild(exc)
-            stats = self._update(files)
+            stats = self._update(files, docs, stamps)
         stats.rebuilt = self.rebuilt
+        self.sync_dense(stats, semantic, check or stats.wrote)
         return stats
 
-    def _update(self, files: dict[str, str] | None = None) -> UpdateStats:
+    def _update(
+        self,
+        files: dict[str, str] | None = None,
+        docs: Mapping[str, SourceDoc] | None = None,
+        stamps: bool = True,
+    ) -> UpdateStats:
         files = kb_files(self.root) if files is None else files
         known = {
             p: (k, h, st) for p, k, h, st in self.conn.execute("SELECT path, kind, sha256, stat FROM files")
@@ -166,8 +194,11 @@ class IndexStore:
                 if stamp != old[2]:
                     refreshed.append((stamp, rel))
                 continue
+            parsed = (docs or {}).get(rel)
             try:
-                chunks, doc = chunks_of(self.root, rel, kind, data)
+                chunks, doc = chunks_of(
+                    self.root, rel, kind, data, parsed if parsed and parsed.sha256 == digest else None
+                )
             except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
                 stats.skipped.append(str(exc))
                 continue
@@ -178,7 +209,7 @@ class IndexStore:
                 stats.changed += 1
         gone = sorted(set(known) - set(files))
         stats.removed = len(gone)
-        if pending or gone or refreshed:
+        if pending or gone or (refreshed and stamps):
             with self.conn:
                 for rel in gone:
                     self._delete(rel)
@@ -201,11 +232,50 @@ class IndexStore:
         )
         if sources_changed or self._supersession()[0] != self._schema_key():
             with self.conn:
-                self._store_supersession()
+                self._store_supersession(docs)
         return stats
 
+    # -- the vectors
+
+    def dense_state(self) -> DenseState | None:
+        """What the vectors are, as last brought up to date (None: never)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (STATE,)).fetchone()
+        return DenseState.from_json(row[0]) if row else None
+
+    def sync_dense(self, stats: UpdateStats, semantic: bool | None, check: bool) -> None:
+        """Bring the vectors up to date when ``check`` says files changed (or the caller asks), or
+        the schema or its ``search.semantic`` changed, or they could not be made last time: with
+        it off, nothing is embedded (the vectors already made are kept for when it is on again).
+        A model that cannot be used is noted in ``stats.semantic`` and remembered, never raised."""
+        schema = self._schema_key()
+        known = self.dense_state()
+        if semantic is None:
+            semantic = known.on if known is not None and known.schema == schema else self._schema_semantic()
+        state = DenseState(schema, semantic)
+        if semantic and (check or known != state):
+            from ...core.embedding import Unavailable, shared_embedder
+            from .dense import ensure_query_file, sync_vectors
+
+            try:
+                stats.embedded, _ = sync_vectors(self.conn, shared_embedder)
+                ensure_query_file(self.root)
+            except Unavailable as exc:
+                state.note = str(exc)
+        stats.semantic = state.note
+        if known != state:
+            with self.conn:
+                self._store(STATE, state.as_json())
+
+    def _schema_semantic(self) -> bool:
+        """``search.semantic`` of ``schema/wiki.yaml`` (on when the file is missing)."""
+        from ..schema import load_wiki_schema
+
+        return (
+            load_wiki_schema(self.root).semantic if (self.root / "schema" / "wiki.yaml").is_file() else True
+        )
+
     def _add_doc(self, doc: SourceDoc) -> None:
-        from ..core.facts import aliases  # here: a search on a settled index indexes nothing
+        from ...core.facts import aliases  # here: a search on a settled index indexes nothing
 
         self.conn.execute(
             "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -223,13 +293,16 @@ class IndexStore:
             ),
         )
 
-    def _store_supersession(self) -> None:
+    def _store_supersession(self, docs: Mapping[str, SourceDoc] | None = None) -> None:
         """Which layer-1 documents (or sections) are superseded, and by which: worked out when the
         sources or ``schema/wiki.yaml`` (its version chains) change, since it needs every document,
-        so a lookup reads it instead of reading them all."""
-        from ..compile.versions import schema_chains, supersession
+        so a lookup reads it instead of reading them all (from ``docs`` when they are the ones
+        indexed, as compile parsed them)."""
+        from ..versions import schema_chains, supersession
 
-        value = [self._schema_key(), supersession(self.docs(), schema_chains(self.root))]
+        indexed = self.doc_names()
+        every = [docs[p] for p in indexed] if docs is not None and set(docs) == set(indexed) else self.docs()
+        value = [self._schema_key(), supersession(every, schema_chains(self.root))]
         self._store("superseded", json.dumps(value, sort_keys=True))
 
     def _supersession(self) -> tuple[str, dict[str, str]]:
@@ -312,8 +385,8 @@ class IndexStore:
         """Insert chunks (inside the caller's transaction). Also used by the benchmark."""
         for ch in chunks:
             cur = self.conn.execute(
-                "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs, vkey)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     file,
                     ch.kind,
@@ -324,6 +397,7 @@ class IndexStore:
                     ch.headings,
                     ch.body,
                     json.dumps(ch.refs),
+                    vector_key(ch.kind, ch.title, ch.headings, ch.body),
                 ),
             )
             self.conn.execute(
@@ -359,3 +433,23 @@ def _doc(row: tuple) -> SourceDoc:
     return SourceDoc(
         source, id_, key, path, title, json.loads(meta), body, digest, tuple(split_sections(body))
     )
+
+
+def update_index(
+    root: Path,
+    semantic: bool,
+    docs: Mapping[str, SourceDoc] | None = None,
+    report: CompileReport | None = None,
+) -> UpdateStats:
+    """Compile's last step: the search index brought up to date with the files just written (and
+    ``docs``, layer 1 as compile parsed it), its vectors checked, so the first query after a
+    compile finds it ready; what it did goes into ``report``. Nothing changed: nothing written."""
+    with IndexStore(root) as index:
+        stats = index.update(docs=docs, semantic=semantic, check=True, stamps=False)
+    if report is not None:
+        report.search_index = {
+            "files": stats.added + stats.changed + stats.removed,
+            "embedded": stats.embedded,
+        }
+        report.notes += [note for note in (stats.rebuilt, stats.semantic) if note]
+    return stats

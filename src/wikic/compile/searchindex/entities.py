@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..core.markdown import words
+from ...core.markdown import words
 
 
 class Entities:
@@ -16,7 +16,7 @@ class Entities:
 
     def __init__(self, entries: Sequence[tuple[str, str, Sequence[str]]], docs: dict[str, tuple]):
         """``docs``: {path: (source, id, key, title, aliases)} (``SearchIndex.doc_names``)."""
-        from ..core.facts import plural_stem  # here, as in named_in: a search needs no entities
+        from ...core.facts import plural_stem  # here, as in named_in: a search needs no entities
 
         self.refs: dict[tuple[str, ...], dict[str, None]] = {}  # name words → cited sections, in order
         for _, heading, refs in entries:
@@ -43,7 +43,7 @@ class Entities:
 
     def named_in(self, text: str) -> list[tuple[str, ...]]:
         """The entity names that occur in ``text`` as whole words, longest first."""
-        from ..core.facts import plural_stem
+        from ...core.facts import plural_stem
 
         toks = [plural_stem(w) for w in words(text)]
         found = {
