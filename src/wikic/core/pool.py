@@ -45,13 +45,16 @@ def _die_with_parent() -> None:
 def forked(jobs: int) -> Iterator[Pool]:
     """A pool of ``jobs`` processes forked from this one, which sees the objects made so far: they
     are moved out of the garbage collector's walks while it runs (``gc.freeze``), so that the
-    forks share their memory pages instead of copying them."""
+    forks share their memory pages instead of copying them. A caller that froze them first keeps
+    them frozen."""
+    frozen = gc.get_freeze_count()
     gc.freeze()
     try:
         with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
             yield pool
     finally:
-        gc.unfreeze()
+        if not frozen:
+            gc.unfreeze()
 
 
 def _slice(bounds: tuple[int, int]) -> Any:
