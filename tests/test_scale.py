@@ -3,6 +3,7 @@ a sentence, and the same wiki from one process or many."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -50,10 +51,21 @@ def wiki_bytes(root: Path) -> dict[str, bytes]:
     }
 
 
+def vectors(root: Path) -> dict[str, list[tuple]]:
+    """Every vector table of the search index compile wrote, row by row."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(root / ".wikic" / "search.sqlite")) as conn:
+        names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        tables = [n for n in names if n.startswith("vectors_") and not n.endswith("_scan")]
+        return {n: conn.execute(f"SELECT * FROM {n} ORDER BY key").fetchall() for n in tables}
+
+
 @pytest.mark.parametrize("kb", ["example", "farmbot"])
 def test_any_number_of_processes_writes_the_same_wiki(kb: str, tmp_path: Path, request) -> None:
-    """Pages made in one process or in a pool of three are byte for byte the same wiki (and the
-    same report), and a recompile with nothing changed writes nothing."""
+    """Pages made (and layer 1 embedded for the search index) in one process or in a pool of three
+    are byte for byte the same wiki and vectors (and the same report), and a recompile with nothing
+    changed writes nothing."""
     if kb == "example":
         base = copy_example(tmp_path / "base")
     else:
@@ -61,19 +73,23 @@ def test_any_number_of_processes_writes_the_same_wiki(kb: str, tmp_path: Path, r
         shutil.copytree(request.getfixturevalue("farmbot_compiled"), base)
     shutil.rmtree(base / "wiki")
     shutil.rmtree(base / ".wikic", ignore_errors=True)
-    wikis, reports = [], []
+    wikis, reports, embedded = [], [], []
     for jobs in (1, 3):
         root = tmp_path / f"jobs-{jobs}"
         shutil.copytree(base, root)
         report = compile_wiki(root, jobs=jobs)
         assert report.added and not report.failed
         wikis.append(wiki_bytes(root))
+        embedded.append(vectors(root))
         reports.append((report.added, report.sentences, report.verified, report.citations, report.coverage))
         before = snapshot_tree(root)
         assert not compile_wiki(root, jobs=jobs).wrote_anything
         assert changed_files(before, snapshot_tree(root)) == []
     assert wikis[0] == wikis[1]
     assert reports[0] == reports[1]
+    assert embedded[0] == embedded[1] and all(len(rows) > 10 for rows in embedded[0].values()), {
+        n: len(rows) for n, rows in embedded[0].items()
+    }
 
 
 def test_pages_of_one_type_made_from_nearly_the_same_sources_are_duplicates() -> None:

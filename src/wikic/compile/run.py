@@ -251,7 +251,7 @@ def compile_wiki(
                 publish(root, inputs, work, drafted, schema, report, jobs)
                 docs = work.docs
         if not dry_run:
-            update_index(root, schema.semantic, docs, report)
+            update_index(root, schema.semantic, docs, report, jobs or default_jobs())
     report.seconds = time.perf_counter() - started
     return report
 

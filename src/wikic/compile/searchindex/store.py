@@ -143,6 +143,7 @@ class IndexStore:
         semantic: bool | None = None,
         check: bool = False,
         stamps: bool = True,
+        jobs: int = 1,
     ) -> UpdateStats:
         """Sync with the KB by content hash: only added, changed and deleted files touch the DB.
 
@@ -154,14 +155,14 @@ class IndexStore:
         ``search.semantic`` (None: as remembered for this ``schema/wiki.yaml``, else read from it);
         ``check`` looks for missing vectors even when no file changed. Without ``stamps``, the size
         and time of files found unchanged are noted only along with a change (compile: a run
-        that changed nothing writes nothing)."""
+        that changed nothing writes nothing). ``jobs`` processes embed the texts."""
         try:
             stats = self._update(files, docs, stamps)
         except sqlite3.DatabaseError as exc:
             self._rebuild(exc)
             stats = self._update(files, docs, stamps)
         stats.rebuilt = self.rebuilt
-        self.sync_dense(stats, semantic, check or stats.wrote)
+        self.sync_dense(stats, semantic, check or stats.wrote, jobs)
         return stats
 
     def _update(
@@ -242,7 +243,7 @@ class IndexStore:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (STATE,)).fetchone()
         return DenseState.from_json(row[0]) if row else None
 
-    def sync_dense(self, stats: UpdateStats, semantic: bool | None, check: bool) -> None:
+    def sync_dense(self, stats: UpdateStats, semantic: bool | None, check: bool, jobs: int = 1) -> None:
         """Bring the vectors up to date when ``check`` says files changed (or the caller asks), or
         the schema or its ``search.semantic`` changed, or they could not be made last time: with
         it off, nothing is embedded (the vectors already made are kept for when it is on again).
@@ -257,7 +258,7 @@ class IndexStore:
             from .dense import ensure_query_file, sync_vectors
 
             try:
-                stats.embedded, _ = sync_vectors(self.conn, shared_embedder)
+                stats.embedded, _ = sync_vectors(self.conn, shared_embedder, jobs)
                 ensure_query_file(self.root)
             except Unavailable as exc:
                 state.note = str(exc)
@@ -440,12 +441,14 @@ def update_index(
     semantic: bool,
     docs: Mapping[str, SourceDoc] | None = None,
     report: CompileReport | None = None,
+    jobs: int = 1,
 ) -> UpdateStats:
     """Compile's last step: the search index brought up to date with the files just written (and
-    ``docs``, layer 1 as compile parsed it), its vectors checked, so the first query after a
-    compile finds it ready; what it did goes into ``report``. Nothing changed: nothing written."""
+    ``docs``, layer 1 as compile parsed it), its vectors checked (new texts embedded in ``jobs``
+    processes), so the first query after a compile finds it ready; what it did goes into
+    ``report``. Nothing changed: nothing written."""
     with IndexStore(root) as index:
-        stats = index.update(docs=docs, semantic=semantic, check=True, stamps=False)
+        stats = index.update(docs=docs, semantic=semantic, check=True, stamps=False, jobs=jobs)
     if report is not None:
         report.search_index = {
             "files": stats.added + stats.changed + stats.removed,
