@@ -18,7 +18,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,8 +176,48 @@ class IndexStore:
             p: (k, h, st) for p, k, h, st in self.conn.execute("SELECT path, kind, sha256, stat FROM files")
         }
         stats = UpdateStats()
-        pending: list[tuple[str, str, str, str, list[Chunk], SourceDoc | None]] = []
         refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
+        sources_changed = False
+        with self.conn:  # one transaction, each changed file written as it is read (one held at a time)
+            for rel, kind, digest, stamp, chunks, doc in self._changed(files, known, docs, stats, refreshed):
+                if rel in known:
+                    self._delete(rel)
+                self.add_chunks(rel, chunks)
+                if doc is not None:
+                    self._add_doc(doc)
+                    sources_changed = True
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
+                )
+                stats.chunks += len(chunks)
+            gone = sorted(set(known) - set(files))
+            stats.removed = len(gone)
+            for rel in gone:
+                self._delete(rel)
+                self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
+            changed = bool(stats.added or stats.changed or gone)
+            if refreshed and (stamps or changed):
+                self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
+            if changed:
+                self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
+        sources_changed = sources_changed or any(known[rel][0] == "source" for rel in gone)
+        if sources_changed or self._supersession()[0] != self._schema_key():
+            with self.conn:
+                self._store_supersession(docs)
+        return stats
+
+    def _changed(
+        self,
+        files: dict[str, str],
+        known: dict[str, tuple[str, str, str]],
+        docs: Mapping[str, SourceDoc] | None,
+        stats: UpdateStats,
+        refreshed: list[tuple[str, str]],
+    ) -> Iterator[tuple[str, str, str, str, list[Chunk], SourceDoc | None]]:
+        """(path, kind, hash, stamp, chunks, layer-1 document) of each file of ``files`` added or
+        changed since ``known``, counted in ``stats``; an unchanged file whose size or time moved
+        goes into ``refreshed``. A file whose size and modification time are what they were when
+        it was indexed, settled, is not read again."""
         now = time.time_ns()
         base = str(self.root)
         for rel, kind in files.items():
@@ -203,38 +243,11 @@ class IndexStore:
             except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
                 stats.skipped.append(str(exc))
                 continue
-            pending.append((rel, kind, digest, stamp, chunks, doc))
             if old is None:
                 stats.added += 1
             else:
                 stats.changed += 1
-        gone = sorted(set(known) - set(files))
-        stats.removed = len(gone)
-        if pending or gone or (refreshed and stamps):
-            with self.conn:
-                for rel in gone:
-                    self._delete(rel)
-                    self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
-                for rel, kind, digest, stamp, chunks, doc in pending:
-                    if rel in known:
-                        self._delete(rel)
-                    self.add_chunks(rel, chunks)
-                    if doc is not None:
-                        self._add_doc(doc)
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
-                    )
-                    stats.chunks += len(chunks)
-                self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
-                if gone or pending:
-                    self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
-        sources_changed = any(known[rel][0] == "source" for rel in gone) or any(
-            p[5] is not None for p in pending
-        )
-        if sources_changed or self._supersession()[0] != self._schema_key():
-            with self.conn:
-                self._store_supersession(docs)
-        return stats
+            yield rel, kind, digest, stamp, chunks, doc
 
     # -- the vectors
 
