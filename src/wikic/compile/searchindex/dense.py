@@ -16,8 +16,6 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ...core import pool
-
 TYPE_CHECKING = (
     False  # not typing's: a search imports this module, and needs the rest only to match by meaning
 )
@@ -27,6 +25,7 @@ if TYPE_CHECKING:
 
 KINDS = ("source", "doc")  # the kinds of chunk (chunks.TABLES) that get vectors
 BATCH = 4096  # texts embedded and stored at a time: memory stays flat on a large knowledge base
+POOLED_FROM = 256  # texts to embed: fewer are embedded here sooner than processes start
 STATE = "dense"  # the meta key of what the vectors are, for which schema/wiki.yaml (DenseState)
 _MODEL: BatchEmbedder | None = None  # the embedder the forked processes of ``_embedding`` inherit
 
@@ -93,7 +92,8 @@ def sync_vectors(
             keys = [k for (k,) in conn.execute("SELECT DISTINCT vkey FROM chunks WHERE kind=?", (kind,))]
             missing = store.missing(keys)
             if missing:
-                embed = embed or stack.enter_context(_embedding(embedder(), jobs))
+                pooled = jobs if len(missing) >= POOLED_FROM else 1
+                embed = embed or stack.enter_context(_embedding(embedder(), pooled))
                 store.put_batches(
                     (part, embed([text for _, text in texts])) for part, texts in _texts(conn, kind, missing)
                 )
@@ -111,6 +111,8 @@ def _embed_part(texts: list[str]) -> object:
 def _embedding(model: BatchEmbedder, jobs: int) -> Iterator[Callable[[list[str]], object]]:
     """``model.embed``, or the same done in ``jobs`` processes forked with the model loaded, each
     embedding consecutive parts of a batch (a text's vector does not depend on its batch)."""
+    from ...core import pool  # here: a search that embeds nothing never imports it
+
     global _MODEL
     if jobs <= 1 or not pool.can_fork():
         yield model.embed
