@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,16 +111,24 @@ def write_json_artifact(path: Path, data: dict, schema_version: int) -> bool:
 
 @contextlib.contextmanager
 def kb_lock(root: Path, name: str = "kb") -> Iterator[None]:
-    """Serialise concurrent runs on one KB with an advisory lock under ``.wikic/``."""
+    """Serialise concurrent runs on one KB with an advisory lock under ``.wikic/``. A held lock is
+    tried again for up to a second: a compile killed a moment ago releases it only when the last
+    of its worker processes, killed with it, has ended."""
     lock_dir = root / ".wikic"
     lock_dir.mkdir(parents=True, exist_ok=True)
     with open(lock_dir / f"{name}.lock", "w") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise LockedError(
-                f"another wikic run holds {lock_dir / (name + '.lock')}; wait for it to finish"
-            ) from exc
+        deadline = time.monotonic() + 1.0
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError as exc:
+                if time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    continue
+                raise LockedError(
+                    f"another wikic run holds {lock_dir / (name + '.lock')}; wait for it to finish"
+                ) from exc
         try:
             yield
         finally:
