@@ -548,6 +548,13 @@ class Verifier:
         self._merged: dict[tuple[Citation, ...], Analysis] = {}
         self._rest: dict[str, tuple[list[str], list[str]]] = {}  # path → its title and fields, as lines
 
+    def forget(self) -> None:
+        """Drop what was worked out of the texts cited so far (a compile verifies page by page,
+        and a page's cited texts are rarely another's)."""
+        self._cited.clear()
+        self._merged.clear()
+        self._rest.clear()
+
     def resolve(self, cite: Citation) -> str | None:
         """None when the citation points at an existing file and anchor, else the problem."""
         if cite.path in self.unreadable:
