@@ -104,6 +104,104 @@ def test_search_links_entities_the_wiki_has_entries_for(tree):
     assert linked == ["layer1_sources/crops/carrot.md#sowing"]
 
 
+def _entry_and_topic_kb(tree) -> Path:
+    """A KB with a page per crop (type ``entity``), one a mushroom whose name holds 'cap' and whose
+    text mentions logs, and topic pages on the app, one of them on the limits of its log messages:
+    words such as 'app', 'log' and 'message' are common in it, 'cap' is rare."""
+    files: dict[str, str] = {}
+    index = ["# Wiki index", ""]
+
+    def page(rel: str, title: str, kind: str, keywords: str, sections: dict[str, tuple[str, str]]) -> None:
+        body = "".join(
+            f"## {heading}\n\n{text} [{ref}](../../layer1_sources/{ref}.md#{heading.lower().replace(' ', '-')})\n\n"
+            for heading, (text, ref) in sections.items()
+        )
+        files[f"wiki/{rel}"] = f"---\ntitle: {title}\ntype: {kind}\n---\n\n# {title}\n\n{body}"
+        summary = f"{title}: " + ", ".join(h.lower() for h in sections)
+        index.append(f"- [{title}]({rel}) — {summary}. *Keywords:* {keywords}")
+
+    def source(ref: str, title: str, sections: dict[str, str], meta: str = "") -> None:
+        files[f"layer1_sources/{ref}.md"] = _source(
+            title, "\n\n".join(f"## {h}\n\n{t}" for h, t in sections.items()), meta
+        )
+
+    mushroom = "Cinnamon Caps are small orange mushrooms with flaky caps that grow on inoculated logs."
+    source(
+        "crops/cinnamon-cap",
+        "Cinnamon Cap Mushroom",
+        {"Description": mushroom},
+        "common_names: [brick top]\n",
+    )
+    page(
+        "entries/cinnamon-cap.md",
+        "Cinnamon Cap Mushroom",
+        "entity",
+        "cinnamon cap mushroom, brick top",
+        {"Description": (mushroom, "crops/cinnamon-cap")},
+    )
+    for crop in ("Basil", "Carrot", "Spinach", "Tomato", "Kale", "Leek", "Beet", "Chard"):
+        text = f"{crop} grows in full sun and is sown a few centimetres deep in spring."
+        ref = f"crops/{crop.lower()}"
+        source(ref, crop, {"Description": text})
+        page(f"entries/{crop.lower()}.md", crop, "entity", crop.lower(), {"Description": (text, ref)})
+    limits = (
+        "The bot sends at most 250 log messages an hour to the app; the app drops the messages past"
+        " that number until the next hour begins."
+    )
+    jobs = {"Jobs": "The jobs panel lists what the bot is doing now.", "Log limits": limits}
+    source("articles/jobs", "Jobs and logs", jobs)
+    page(
+        "topics/jobs.md",
+        "Jobs and logs",
+        "topic",
+        "jobs, limits",
+        {h: (t, "articles/jobs") for h, t in jobs.items()},
+    )
+    for panel in ("Farm events", "Sequences", "Photos", "Sensors", "Tools", "Settings"):
+        text = f"The {panel.lower()} panel of the app shows the log messages the bot sends about its {panel.lower()}."
+        ref = f"articles/{panel.lower().replace(' ', '-')}"
+        source(ref, panel, {"Panel": text})
+        page(
+            f"topics/{ref.split('/')[1]}.md",
+            panel,
+            "topic",
+            f"{panel.lower()}, app, log messages",
+            {"Panel": (text, ref)},
+        )
+    files["wiki/index.md"] = "\n".join(index) + "\n"
+    return tree(files)
+
+
+def test_an_entry_page_is_opened_when_the_question_names_it_not_on_a_shared_word(tree):
+    """A reference entry's own page is short: one word of its name that the question uses in
+    another sense ('cap' of Cinnamon Cap Mushroom, for a cap on log messages) ranks it first by
+    its index line and its text, though it is about something else. The index leads to it when
+    the question names the entry (its title or an alias), and the answer comes from the page
+    that is about the question."""
+    root = _entry_and_topic_kb(tree)
+    entry = "wiki/entries/cinnamon-cap.md"
+    lookup = Lookup(root)
+    try:
+        cap = lookup.retrieve(
+            "Is there some cap on how many log messages my bot can send to the app?", "index"
+        )
+        named = lookup.retrieve("What do brick top mushrooms grow on?", "index")
+        entities = lookup.index.entities()
+    finally:
+        lookup.close()
+    assert entry not in cap.pages[:1], cap.pages
+    assert cap.ranked[0] == "layer1_sources/articles/jobs.md#log-limits", cap.ranked
+    assert entry in named.pages[:1], named.pages  # named by an alias: opened first
+    # the page is one entry, known by its title and its source's aliases, not by its headings
+    assert entities.named_in("brick top or cinnamon cap mushrooms") == [
+        ("cinnamon", "cap", "mushroom"),
+        ("brick", "top"),
+    ]
+    assert entities.refs[("brick", "top")] == {"layer1_sources/crops/cinnamon-cap.md#description": None}
+    assert not entities.named_in("its description")
+    assert named.ranked[0].startswith("layer1_sources/crops/cinnamon-cap.md#"), named.ranked
+
+
 def test_hybrid_lookup_lists_distinct_files_first(example):
     assert files_first(["a#1", "a#2", "b#1", "a#3", "c#1", "b#2"]) == [
         "a#1",

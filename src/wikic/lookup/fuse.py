@@ -102,6 +102,7 @@ def hybrid(got: Candidates, entities: Entities) -> Fused:
     source sections, the sections the best pages and headings cite, and whole documents; for the
     question itself, the sections filed under the entities it names."""
     texts = [(ORIGINAL_WEIGHT, got.spelled), *((EXPANSION_WEIGHT, q) for q in got.expanded)]
+    unnamed = unnamed_entries(got, entities)
     lists: list[tuple[float, list[str]]] = []
     pages: list[str] = []
     via: dict[str, str] = {}
@@ -111,7 +112,7 @@ def hybrid(got: Candidates, entities: Entities) -> Fused:
         found = got.hits("page", text, DEPTH)
         whole = [h for h in found if not h.anchor][:SEARCH_PAGES]
         lists.append((weight, flatten(sources[:DEPTH])))
-        lists.append((weight * WIKI_WEIGHT, page_refs([h for h in whole if gathers(h)], order)))
+        lists.append((weight * WIKI_WEIGHT, page_refs([h for h in whole if h.path not in unnamed], order)))
         lists.append((weight * WIKI_WEIGHT, flatten([h for h in found if h.anchor], order)))
         lists.append((weight * DOC_WEIGHT, doc_refs(got.ranked("doc", text), order)))
         pages += [h.path for h in whole]
@@ -130,7 +131,7 @@ def routed(got: Candidates, entities: Entities) -> Fused:
     """The index mode's ranking: the sections found within the pages ``route`` opens (their
     headings, the sources they cite, those sources whole), fused with the hybrid search."""
     question = got.question
-    chosen = route(got)
+    chosen = route(got, entities)
     inside = got.hits("page", question, DEPTH, within=chosen)
     cited = {split_ref(r)[0] for h in inside for r in h.refs}
     order = ranks(got.hits("source", question, ORDER_DEPTH, within=cited))
@@ -154,11 +155,17 @@ def routed(got: Candidates, entities: Entities) -> Fused:
     return Fused(ranked, list(dict.fromkeys([*chosen, *searched.pages])), via)
 
 
-def route(got: Candidates) -> list[str]:
+def route(got: Candidates, entities: Entities) -> list[str]:
     """The pages an agent opens after reading ``index.md``: those whose index lines match the
-    question best, fused with those whose whole text and whose headings do."""
-    entries = got.hits("index", got.question, DEPTH)
-    skimmed = got.hits("page", got.question, DEPTH)
+    question best, fused with those whose whole text and whose headings do. An entry's own page
+    (a crop's) is opened when the question names the entry, by its title or an alias, not when it
+    shares a word with the question ('cap' of Cinnamon Cap Mushroom, for a cap on log messages):
+    its text is short, so one shared word ranks it first; the search finds its sections as any
+    other's."""
+    question = got.question
+    shut = unnamed_entries(got, entities)
+    entries = got.hits("index", question, DEPTH, without=shut)
+    skimmed = got.hits("page", question, DEPTH, without=shut)
     routes = [
         (1.0, list(dict.fromkeys(h.path for h in entries))),
         (SKIM_WEIGHT, [h.path for h in skimmed if not h.anchor]),
@@ -168,12 +175,12 @@ def route(got: Candidates) -> list[str]:
     return fuse_refs(routes)[:INDEX_PAGES]
 
 
-def gathers(page: Hit) -> bool:
-    """Whether a whole-page hit cites more than one document. A page quoting one document (a
-    reference entry's) is that document, which the whole-document list ranks already: counted
-    as a page as well, a short entry outranks the pages that gather a subject on one shared
-    word ('brick top', a mushroom, for a power brick)."""
-    return len({split_ref(r)[0] for r in page.refs}) > 1
+def unnamed_entries(got: Candidates, entities: Entities) -> set[str]:
+    """The entries' own pages (a crop's) that the question does not name by a title or alias. Such
+    a page is only its entry's document, which the lists of sections and documents rank already:
+    counted as a page too, its short text ranks it first on any word it shares with the question
+    ('brick top', a mushroom, for a power brick)."""
+    return set(entities.pages) - entities.pages_named_in(got.question, got.spelled)
 
 
 def ranks(hits: Sequence[Hit]) -> dict[str, int]:

@@ -126,14 +126,18 @@ class Ranked:
         self.rows = rows
         self._hits: dict[int, Hit] = {}
 
-    def hits(self, depth: int | None = None, within: Iterable[str] | None = None) -> list[Hit]:
-        """The first ``depth`` hits (all when None), only those whose path is ``within`` when given."""
+    def hits(
+        self, depth: int | None = None, within: Iterable[str] | None = None, without: Iterable[str] = ()
+    ) -> list[Hit]:
+        """The first ``depth`` hits (all when None), only those whose path is ``within`` when given
+        and none whose path is ``without``."""
         paths = None if within is None else set(within)
+        skip = set(without)
         out: list[Hit] = []
         for i, row in enumerate(self.rows):
             if depth is not None and len(out) >= depth:
                 break
-            if paths is None or row[3] in paths:
+            if (paths is None or row[3] in paths) and row[3] not in skip:
                 out.append(self._hit(i))
         return out
 
@@ -185,9 +189,14 @@ class Candidates:
         return probe is not None and is_strong_signal([row[8] for row in probe.rows[:2]])
 
     def hits(
-        self, kind: str, text: str, depth: int | None = None, within: Iterable[str] | None = None
+        self,
+        kind: str,
+        text: str,
+        depth: int | None = None,
+        within: Iterable[str] | None = None,
+        without: Iterable[str] = (),
     ) -> list[Hit]:
-        return self.ranked(kind, text).hits(depth, within)
+        return self.ranked(kind, text).hits(depth, within, without)
 
     @property
     def asked(self) -> str:

@@ -41,6 +41,7 @@ class Chunk:
     body: str
     refs: tuple[str, ...] = ()
     names: str = ""  # other names of the subject, searched with the title
+    page_type: str = ""  # a whole wiki page's ``type`` (entity, topic…): what it is an entry for
 
 
 def source_chunks(doc: SourceDoc) -> list[Chunk]:
@@ -118,6 +119,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
         " ; ".join(heads) + " " + extra,
         "\n".join(all_text),
         tuple(dict.fromkeys(all_refs)),
+        page_type=str(meta.get("type") or "page"),
     )
     return [whole, *chunks]
 

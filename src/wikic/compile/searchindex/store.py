@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..report import CompileReport
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 SETTLED = 2  # seconds after its last change a file's size and time are trusted to mark it unchanged
 _CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
 
@@ -65,7 +65,8 @@ _DDL = [
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, file TEXT NOT NULL, kind TEXT NOT NULL,"
     " path TEXT NOT NULL, anchor TEXT NOT NULL, heading TEXT NOT NULL, title TEXT NOT NULL,"
     " headings TEXT NOT NULL, body TEXT NOT NULL, refs TEXT NOT NULL,"
-    " vkey TEXT NOT NULL)",  # vkey: the key of its vector (dense.py), '' for a kind without
+    " vkey TEXT NOT NULL, type TEXT NOT NULL)",  # vkey: the key of its vector (dense.py), '' for a
+    # kind without; type: a whole wiki page's (entity, topic…), '' for any other chunk
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file)",
     "CREATE INDEX IF NOT EXISTS chunks_vkey ON chunks(vkey)",  # a dense list's hits
     "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, anchor)",  # the shown hits' snippets
@@ -382,16 +383,18 @@ class IndexStore:
         rows = self.conn.execute("SELECT path, source, id, key, title, names FROM docs ORDER BY path")
         return {p: (s, i, k, t, tuple(json.loads(n))) for p, s, i, k, t, n in rows}
 
-    def entries(self) -> list[tuple[str, str, tuple[str, ...]]]:
-        """The wiki's entries: every level-2 section of every page with the sections under it, as
-        (page path, heading, the layer-1 sections it cites), in page order."""
-        out: dict[tuple[str, str], dict[str, None]] = {}
+    def entries(self) -> list[tuple[str, str, tuple[str, ...], str]]:
+        """The wiki's entries: every page whole and every level-2 section of it, with the sections
+        it cites, as (page path, the page's title or the section's heading, the layer-1 sections
+        cited, the page's type for the whole page or '' for a section), in page order."""
+        out: dict[tuple[str, str, str], dict[str, None]] = {}
         rows = self.conn.execute(
-            "SELECT path, headings, refs FROM chunks WHERE kind='page' AND anchor != '' ORDER BY path, id"
+            "SELECT path, anchor, title, headings, refs, type FROM chunks WHERE kind='page' ORDER BY path, id"
         )
-        for path, headings, refs in rows:
-            out.setdefault((path, headings.split(" > ")[0]), {}).update(dict.fromkeys(json.loads(refs)))
-        return [(path, name, tuple(refs)) for (path, name), refs in out.items()]
+        for path, anchor, title, headings, refs, kind in rows:
+            key = (path, headings.split(" > ")[0], "") if anchor else (path, title, kind)
+            out.setdefault(key, {}).update(dict.fromkeys(json.loads(refs)))
+        return [(path, name, tuple(refs), kind) for (path, name, kind), refs in out.items()]
 
     def backend(self) -> str | None:
         """The librarian backend ``schema/wiki.yaml`` configures, as remembered for this version of
@@ -435,8 +438,8 @@ class IndexStore:
         """Insert chunks (inside the caller's transaction). Also used by the benchmark."""
         for ch in chunks:
             cur = self.conn.execute(
-                "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs, vkey)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs, vkey, type)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     file,
                     ch.kind,
@@ -448,6 +451,7 @@ class IndexStore:
                     ch.body,
                     json.dumps(ch.refs),
                     vector_key(ch.kind, ch.title, ch.headings, ch.body),
+                    ch.page_type,
                 ),
             )
             self.conn.execute(
