@@ -325,3 +325,11 @@ def test_a_name_put_first_in_a_sentence_it_restates_is_refused(verifier: Verifie
     said = "is a large-leaved mustard green with purple-red leaves and a horseradish-like heat."
     assert verifier.check(f"Red Giant {said}", cite).ok
     assert not verifier.check(f"Sprout 3 {said}", cite).ok
+
+
+def test_a_product_named_with_its_number_in_place_of_another_name_is_refused(verifier: Verifier) -> None:
+    """'Grove 6' for 'Android' adds a number as well as a name: the sentence still restates the
+    cited one, and the name it swapped is caught (found by an adversarial model)."""
+    cite = [Citation("layer1_sources/blog/app-4-6-vacation-mode.md", "verdant-app-46-vacation-mode-arrives")]
+    assert verifier.check("Verdant app 4.6 is rolling out today on iOS and Android.", cite).ok
+    assert not verifier.check("Verdant app 4.6 is rolling out today on iOS and Grove 6.", cite).ok

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -826,16 +826,37 @@ def _restates(statement: Said, cited: Said) -> bool:
 
 def _alike(words: frozenset[str], source: Analysis) -> tuple[list[Said], list[Said]]:
     """The sentences of ``source`` that ``words`` restate (80% of its words are theirs and 70% of
-    theirs are its own), the most alike of them, and every sentence holding 80% of ``words``."""
+    theirs are its own), the most alike of them, and every sentence holding 80% of ``words``.
+    When none is alike, the words are compared again without their numbers ('Grove 6' for
+    'Android' is one name swapped, not two words added)."""
+    alike, holding = _alike_by(words, source, lambda w: w)
+    if not alike:
+        alike = _alike_by(words, source, _unnumbered)[0]
+    return alike, holding
+
+
+def _alike_by(
+    words: frozenset[str], source: Analysis, read: Callable[[frozenset[str]], frozenset[str]]
+) -> tuple[list[Said], list[Said]]:
     scored, holding = [], []
+    words = read(words)
     for cited in source.sentences:
-        shared = len(words & cited.words)
+        theirs = read(cited.words)
+        shared = len(words & theirs)
         if shared >= 0.8 * len(words):
             holding.append(cited)
-            if shared >= 0.7 * len(cited.words):  # a cited sentence may run on (a list marker, a heading)
-                scored.append((shared / len(words | cited.words), cited))
+            if shared >= 0.7 * len(theirs):  # a cited sentence may run on (a list marker, a heading)
+                scored.append((shared / len(words | theirs), cited))
     best = max((score for score, _ in scored), default=0.0)
     return [cited for score, cited in scored if score == best], holding
+
+
+_NUMBER = re.compile(r"^[\d.,:/-]+$")
+
+
+def _unnumbered(words: frozenset[str]) -> frozenset[str]:
+    """``words`` without its numbers (all of them when there is nothing else)."""
+    return frozenset(w for w in words if not _NUMBER.match(w)) or words
 
 
 def _inside_name(word: str, first: bool) -> bool:

@@ -162,7 +162,8 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
                 repeats.append(((bi, si), first[key]))
             else:
                 first[key] = (bi, si)
-    drop = {at for at, _ in repeats} - _whole_sections(blocks, {at for at, _ in repeats})
+    kept = _whole_sections(blocks, {at for at, _ in repeats})
+    drop = {at for at, _ in repeats} - kept | _again_within(blocks, kept)
     if not drop:
         return blocks
     extra: dict[tuple[int, int], list] = {}
@@ -182,6 +183,21 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         if sentences:
             out.append(replace(b, sentences=sentences))
     return prune(out)
+
+
+def _again_within(blocks: list[Block], kept: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Of the sentences of sections kept whole, those their own section already said (a source
+    that repeats a sentence as a caption): these still go."""
+    heading, out, seen = -1, set(), set()
+    for bi, si in sorted(kept):
+        under = max((i for i in range(bi) if blocks[i].kind == "heading"), default=-1)
+        if under != heading:
+            heading, seen = under, set()
+        key = " ".join(blocks[bi].sentences[si].text.split())
+        if key in seen:
+            out.add((bi, si))
+        seen.add(key)
+    return out
 
 
 def _whole_sections(blocks: list[Block], repeats: set[tuple[int, int]]) -> set[tuple[int, int]]:
