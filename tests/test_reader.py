@@ -376,3 +376,109 @@ def test_farmbot_guides_answer_their_task(farmbot_compiled: Path, guide: str) ->
     if guide.endswith("install-farmbot-os.md"):
         assert at == sorted(at)  # download, write, insert, configure, check: in that order
     assert "Read it whole" not in text  # no teaser stands in for what the guide is about
+
+
+def _doc(n: int, title: str, body: str):
+    from wikic.core.models import SourceDoc
+
+    return SourceDoc("faq", str(n), str(n), f"layer1_sources/faq/{n}.md", title, {}, body, "", ())
+
+
+def test_keywords_are_subject_terms_not_what_happens() -> None:
+    """Keywords name what a page is about: words the corpus uses as things ('tank', 'water
+    tank'), not as actions or states ('happens', 'sprouted', 'closed'), nor closed-class words."""
+    from wikic.compile.librarian.extract import Vocabulary, keywords
+
+    corpus = [
+        _doc(1, "What happens if I overfill the water tank?", "It happens rarely. The water tank has a lid."),
+        _doc(2, "My seeds haven't sprouted", "If seeds have sprouted, thin them. The seeds sit in the pod."),
+        _doc(3, "Is the app closed?", "When the app is closed, the garden keeps its schedule."),
+        _doc(4, "Cleaning the pump", "Rinse the pump and the tank without soap every month."),
+        _doc(5, "Lighting", "The light runs sixteen hours."),
+    ]
+    texts = [
+        "Watering",
+        "What happens if I overfill the water tank?",
+        "My seeds haven't sprouted",
+        "It happens when you overfill the water tank without looking: the water tank overflows.",
+        "Seeds that have sprouted happens to need thinning; the seeds and the water tank.",
+        "When the app is closed, the tank still waters. It happens without the app.",
+    ]
+    got = keywords(texts, vocabulary=Vocabulary(corpus), heads=3)
+    assert "water tank" in got and "seeds" in got, got
+    assert not {"happens", "sprouted", "closed", "overfill", "without"} & set(got), got
+    assert "tank" not in got  # said by 'water tank'
+
+
+def test_keywords_of_the_example_kb_name_subjects() -> None:
+    """The example KB's guides and topics, which the review found keyed by 'happens', 'wrong',
+    'sprouted', 'closed', 'typical', 'practical': their keywords are its subjects now."""
+    meta = {
+        p: yaml.safe_load(t.split("---\n")[1])
+        for p, t in pages(REPO).items()
+        if not p.startswith("wiki/index")
+    }
+    assert "water tank" in meta["wiki/topics/watering.md"]["keywords"]
+    noise = {"happens", "wrong", "sprouted", "closed", "typical", "practical", "kind", "fixing", "finished"}
+    for path, m in meta.items():
+        if m["type"] in ("guide", "topic"):
+            assert not noise & set(m["keywords"]), (path, m["keywords"])
+
+
+def test_a_topic_page_opens_with_what_it_holds(wiki: Path) -> None:
+    """A topic page's lead says what it is in the schema's words and its entries' titles ('6 FAQ
+    entries on watering: How long does a full water tank last? · …'), not a bare contents line."""
+    lead = re.compile(r"^\*\d+ .+ on .+: .+\*$")
+    types = kinds(wiki)
+    for path, text in pages(wiki).items():
+        if types.get(path) != "topic":
+            continue
+        first = next(line for line in body_lines(text) if line.strip() and not line.startswith("#"))
+        assert lead.match(first), (path, first)
+
+
+def test_a_dispute_note_never_cuts_a_procedure_in_two() -> None:
+    """'Sources differ' stands at the end of the section whose statement another source disputes,
+    not between that statement and the rest of its step."""
+    from wikic.compile.draft import Block, Navigation, Sentence
+    from wikic.compile.finish import mark_disputes
+
+    said = Sentence("You must use Raspberry Pi Imager.", ())
+    blocks = [
+        Block("heading", text="Step 2: Write FarmBot OS", level=3),
+        Block("para", sentences=(said,)),
+        Block("steps", sentences=(Sentence("Choose the OS.", ()), Sentence("Choose the card.", ()))),
+        Block("heading", text="Step 3: Boot", level=3),
+        Block("para", sentences=(Sentence("Insert the card.", ()),)),
+    ]
+    nav = Navigation(disputes=((said.text, "../topics/t.md#reflash", "Etcher in Troubleshooting"),))
+    kinds_in_order = [b.kind for b in mark_disputes(blocks, nav)]
+    assert kinds_in_order == ["heading", "para", "steps", "links", "heading", "para"]
+
+
+def test_a_device_page_leaves_what_is_about_another_device_to_that_device() -> None:
+    """On the Genesis page, neither a section headed 'Intro to FarmBot Express' nor the sentence
+    'FarmBot Express does not have tracks like FarmBot Genesis does.' is filed: they are about the
+    Express. A sentence about the Genesis that names the Express stays."""
+    from wikic.compile.gather import about_units, gather
+    from wikic.core.markdown import Section
+
+    def doc(n: int, heading: str, text: str):
+        from wikic.core.models import SourceDoc
+
+        section = Section(f"s{n}", heading, 2, (heading,), text, 1)
+        return SourceDoc("articles", str(n), str(n), f"l/{n}.md", heading, {}, text, "", (section,))
+
+    genesis = {"title": "FarmBot Genesis", "match": ["Genesis"], "others": ["FarmBot Express"]}
+    intro = doc(1, "Intro to FarmBot Express", "FarmBot Express is easier to set up than FarmBot Genesis.")
+    tracks = doc(
+        2,
+        "Tracks",
+        "FarmBot Express does not have tracks like FarmBot Genesis does. "
+        "FarmBot Genesis rides on aluminium tracks, unlike FarmBot Express.",
+    )
+    assert [g[1] for g in gather(genesis, [intro, tracks], set())] == ["l/2.md"]
+    said = [s.text for b in about_units(tracks, tracks.sections[0], genesis) for s in b.sentences]
+    assert said == ["FarmBot Genesis rides on aluminium tracks, unlike FarmBot Express."]
+    both = doc(3, "Wi-Fi", "The FarmBot Express and FarmBot Genesis connect to 2.4 GHz Wi-Fi only.")
+    assert about_units(both, both.sections[0], genesis)  # about both: it stays
