@@ -408,6 +408,10 @@ def test_keywords_are_subject_terms_not_what_happens() -> None:
     assert "water tank" in got and "seeds" in got, got
     assert not {"happens", "sprouted", "closed", "overfill", "without"} & set(got), got
     assert "tank" not in got  # said by 'water tank'
+    corpus.append(_doc(6, "Tanks", "Both water tanks hold water. The tanks are clear."))
+    plural = ["The water tanks", "Two water tanks and the water tank.", "The water tanks; the tanks."]
+    again = keywords(["Watering", "The water tank", *plural], vocabulary=Vocabulary(corpus), heads=3)
+    assert len({"water tank", "water tanks"} & set(again)) == 1 and "tanks" not in again, again  # once
 
 
 def test_keywords_of_the_example_kb_name_subjects() -> None:
@@ -428,7 +432,7 @@ def test_keywords_of_the_example_kb_name_subjects() -> None:
 def test_a_topic_page_opens_with_what_it_holds(wiki: Path) -> None:
     """A topic page's lead says what it is in the schema's words and its entries' titles ('6 FAQ
     entries on watering: How long does a full water tank last? · …'), not a bare contents line."""
-    lead = re.compile(r"^\*\d+ .+ on .+: .+\*$")
+    lead = re.compile(r"^\*\d+ .+ on .+(?:: .+|, whole\.)\*$")
     types = kinds(wiki)
     for path, text in pages(wiki).items():
         if types.get(path) != "topic":

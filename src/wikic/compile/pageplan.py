@@ -598,10 +598,12 @@ def topic_about(title: str, members: list[SourceDoc]) -> str:
     watering: How long does a full water tank last? · …', '3 articles on tools: …')."""
     held = [records(n, s) for s, n in Counter(d.source for d in members).items()]
     said = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
-    first = title.split()[0]
-    subject = title[:1].lower() + title[1:] if len(first) > 1 and first[1:].islower() else title
-    listed = contents_line([d.title for d in members]).removeprefix(CONTENTS_PREFIX)
-    return f"{said} on {subject}: {listed}"
+    sentence_case = len(title.split()[0]) > 1 and not any(c.isupper() for c in title[1:])
+    subject = title[:1].lower() + title[1:] if sentence_case else title
+    titles = [d.title for d in members]
+    if titles == [title]:
+        return f"{said} on {subject}, whole."
+    return f"{said} on {subject}: " + contents_line(titles).removeprefix(CONTENTS_PREFIX)
 
 
 def records(n: int, source: str) -> str:

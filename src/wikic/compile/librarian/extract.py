@@ -583,9 +583,12 @@ def keywords(
         if not denied(t) and t not in inside
     ]
     chosen: list[str] = []
+    said: set[str] = set()  # what the chosen say: themselves and the words of their terms, singular
     for t in dict.fromkeys([*given, *ranked]):
-        if len(chosen) < n and not any(t in c.replace("-", " ").split() for c in chosen if " " in c):
-            chosen.append(t)  # 'tank' says nothing 'water tank' does not
+        stem = " ".join(plural_stem(w) for w in t.split())
+        if len(chosen) < n and stem not in said:  # 'tanks' says nothing 'water tank' does not
+            chosen.append(t)
+            said |= {stem, *(plural_stem(w) for w in t.replace("-", " ").split())} if " " in t else {stem}
     return tuple(chosen)
 
 
