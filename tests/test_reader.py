@@ -479,10 +479,15 @@ def test_a_device_page_leaves_what_is_about_another_device_to_that_device() -> N
         2,
         "Tracks",
         "FarmBot Express does not have tracks like FarmBot Genesis does. "
-        "FarmBot Genesis rides on aluminium tracks, unlike FarmBot Express.",
+        "FarmBot Genesis rides on aluminium tracks, unlike FarmBot Express. "
+        "Lower precision is fine because FarmBot Express has no tool changes like FarmBot Genesis. "
+        "Unlike FarmBot Express, FarmBot Genesis changes tools.",
     )
     assert [g[1] for g in gather(genesis, [intro, tracks], set())] == ["l/2.md"]
     said = [s.text for b in about_units(tracks, tracks.sections[0], genesis) for s in b.sentences]
-    assert said == ["FarmBot Genesis rides on aluminium tracks, unlike FarmBot Express."]
+    assert said == [
+        "FarmBot Genesis rides on aluminium tracks, unlike FarmBot Express.",
+        "Unlike FarmBot Express, FarmBot Genesis changes tools.",
+    ]
     both = doc(3, "Wi-Fi", "The FarmBot Express and FarmBot Genesis connect to 2.4 GHz Wi-Fi only.")
     assert about_units(both, both.sections[0], genesis)  # about both: it stays

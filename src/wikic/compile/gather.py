@@ -80,11 +80,16 @@ def names_it(text: str, named: re.Pattern, other: re.Pattern | None) -> bool:
     return bool(named.search(plain))
 
 
+_COMPARED = re.compile(r"\b(?:unlike|like|than|as with|compared (?:to|with))\W*(?:the\W+)?$", re.IGNORECASE)
+
+
 def names_another(text: str, device: dict, leading: bool = False) -> bool:
     """Whether ``text`` is about another device (``device['others']``, the names of the plan's
     other devices): it names one and not this one ('Intro to FarmBot Express' on the Genesis
-    page), or, with ``leading``, opens with one ('FarmBot Express does not have tracks like
-    FarmBot Genesis does.', but not 'The Sprout 3 and Grove 6 connect to…')."""
+    page), or, with ``leading``, names one first ('FarmBot Express does not have tracks like
+    FarmBot Genesis does.', '… acceptable because FarmBot Express features …'), not as what this
+    device is compared with ('Unlike FarmBot Express, …') nor beside it ('The Sprout 3 and Grove 6
+    connect to…')."""
     others = tuple(device.get("others", ()))
     if not others:
         return False
@@ -93,7 +98,8 @@ def names_another(text: str, device: dict, leading: bool = False) -> bool:
     plain = plain_inline(text)
     if leading:
         found = another.search(named.sub(lambda m: "\0" * len(m.group()), plain))
-        if not found or plain[: found.start()].strip(" \t*_").lower() not in ("", "the"):
+        before = plain[: found.start()] if found else ""
+        if not found or named.search(before) or _COMPARED.search(before):
             return False
         both = re.match(rf"\s*(?:,|and|or|&)\s+(?:the\s+)?(?:{named.pattern})", plain[found.end() :], re.I)
         return not both  # 'The Sprout 3 and Grove 6 connect to…' is about both
@@ -128,7 +134,7 @@ def about_units(doc: SourceDoc, section: Section, device: dict) -> list[Block]:
     """What a section says about the device, in whole units: all of it when its heading names the
     device; else each sentence naming it (and the next one when it goes on about it), and each
     list, step list or table naming it, whole (up to ``MAX_LIST`` items or rows); never a sentence
-    that opens with another device's name."""
+    that names another device first."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     blocks = section_content(doc, section)
     if names_it(section.heading, named, other):
