@@ -497,7 +497,7 @@ _BEFORE_NOUN = frozenset(
 _BEFORE_VERB = frozenset(
     "i you it we they he she will can cannot should would could may might must do does did dont "
     "doesnt didnt wont cant is are was were be been being isnt arent wasnt have has had havent "
-    "hasnt".split()
+    "hasnt not very too so quite fully".split()  # the last: degree words, before a state
 )
 _ENDS_PHRASE = _BEFORE_NOUN | _BEFORE_VERB | STOPWORDS
 _ROLE_TOKEN = re.compile(r"[a-z][a-z'’-]*|[^\sa-z]")
@@ -534,7 +534,7 @@ def word_roles(texts: Iterable[str]) -> tuple[Counter, Counter, Counter]:
         for i in range(1, len(toks) - 1):
             before, after = toks[i - 1], toks[i + 1]
             if before in _BEFORE_NOUN:
-                modifier = after[:1].isalpha() and after not in _ENDS_PHRASE
+                modifier = after[:1].isalnum() and after not in _ENDS_PHRASE  # "a waterproof 3-pin plug"
                 noun[after if modifier else toks[i]] += 1 if modifier else 2
                 qualifies[toks[i]] += 2 if modifier else 0
             elif before in _BEFORE_VERB:
@@ -583,9 +583,9 @@ def keywords(
         for t, _ in sorted({**score, **terms}.items(), key=lambda kv: (-kv[1], kv[0]))
         if not denied(t) and t not in inside
     ]
-    chosen: list[str] = []
-    said: set[str] = set()  # what the chosen say: themselves and the words of their terms, singular
-    for t in dict.fromkeys([*given, *ranked]):
+    chosen = list(dict.fromkeys(given))[:n]  # names and aliases, as given: what people search by
+    said = {" ".join(plural_stem(w) for w in t.split()) for t in chosen}
+    for t in ranked:
         stem = " ".join(plural_stem(w) for w in t.split())
         if len(chosen) < n and stem not in said:  # 'tanks' says nothing 'water tank' does not
             chosen.append(t)
@@ -604,8 +604,9 @@ def heading_terms(
     subject word and its modifier, that the page also writes as a thing (after 'the', 'a', 'of', maybe
     with one word between: 'a full water tank'). The modifier is a noun itself ('water') or the
     page says the term thrice ('vacation mode'), so 'a practical guide' is no term. Scored as
-    their better word, a little above it. A term never spans punctuation or a number ('21-day vacation' is not one), and a
-    modifier pair gives way to the term it modifies ('full water' to 'water tank')."""
+    their better word, a little above it. A term never spans punctuation or a number ('21-day vacation' is not one), and it ends
+    where its noun does: a pair before another subject word only modifies it ('full water' in
+    'full water tank', 'power supply' in 'Power Supply Cable')."""
     page = [" ".join(_ROLE_TOKEN.findall(x.lower())) for x in texts]
 
     def named(a: str, b: str) -> bool:
@@ -623,7 +624,7 @@ def heading_terms(
         for run in _TERM_RUN.findall(text.lower()):
             ws = run.split()
             for i, (a, b) in enumerate(zip(ws, ws[1:])):
-                if named(a, b) and not (i + 2 < len(ws) and named(b, ws[i + 2])):
+                if named(a, b) and not (i + 2 < len(ws) and ws[i + 2] in score):
                     parts = [*a.split("-"), *b.split("-")]
                     terms[f"{a} {b}"] = max(score.get(p, 0.0) for p in parts) * 1.01
     return terms
