@@ -378,59 +378,6 @@ def test_farmbot_guides_answer_their_task(farmbot_compiled: Path, guide: str) ->
     assert "Read it whole" not in text  # no teaser stands in for what the guide is about
 
 
-def _doc(n: int, title: str, body: str):
-    from wikic.core.models import SourceDoc
-
-    return SourceDoc("faq", str(n), str(n), f"layer1_sources/faq/{n}.md", title, {}, body, "", ())
-
-
-def test_keywords_are_subject_terms_not_what_happens() -> None:
-    """Keywords name what a page is about: words the corpus uses as things ('tank', 'water
-    tank'), not as actions or states ('happens', 'sprouted', 'closed'), nor closed-class words."""
-    from wikic.compile.librarian.extract import Vocabulary, keywords
-
-    corpus = [
-        _doc(1, "What happens if I overfill the water tank?", "It happens rarely. The water tank has a lid."),
-        _doc(2, "My seeds haven't sprouted", "If seeds have sprouted, thin them. The seeds sit in the pod."),
-        _doc(3, "Is the app closed?", "When the app is closed, the garden keeps its schedule."),
-        _doc(4, "Cleaning the pump", "Rinse the pump and the tank without soap every month."),
-        _doc(5, "Lighting", "The light runs sixteen hours."),
-    ]
-    texts = [
-        "Watering",
-        "What happens if I overfill the water tank?",
-        "My seeds haven't sprouted",
-        "It happens when you overfill the water tank without looking: the water tank overflows.",
-        "Seeds that have sprouted happens to need thinning; the seeds and the water tank.",
-        "When the app is closed, the tank still waters. It happens without the app.",
-    ]
-    got = keywords(texts, vocabulary=Vocabulary(corpus), heads=3)
-    assert "water tank" in got and "seeds" in got, got
-    assert not {"happens", "sprouted", "closed", "overfill", "without"} & set(got), got
-    assert "tank" not in got  # said by 'water tank'
-    named = keywords(texts, extra=("FarmBot Express", "Express"), vocabulary=Vocabulary(corpus), heads=3)
-    assert named[:2] == ("farmbot express", "express")  # an alias is kept, though a name holds it
-    corpus.append(_doc(6, "Tanks", "Both water tanks hold water. The tanks are clear."))
-    plural = ["The water tanks", "Two water tanks and the water tank.", "The water tanks; the tanks."]
-    again = keywords(["Watering", "The water tank", *plural], vocabulary=Vocabulary(corpus), heads=3)
-    assert len({"water tank", "water tanks"} & set(again)) == 1 and "tanks" not in again, again  # once
-
-
-def test_keywords_of_the_example_kb_name_subjects() -> None:
-    """The example KB's guides and topics, which the review found keyed by 'happens', 'wrong',
-    'sprouted', 'closed', 'typical', 'practical': their keywords are its subjects now."""
-    meta = {
-        p: yaml.safe_load(t.split("---\n")[1])
-        for p, t in pages(REPO).items()
-        if not p.startswith("wiki/index")
-    }
-    assert "water tank" in meta["wiki/topics/watering.md"]["keywords"]
-    noise = {"happens", "wrong", "sprouted", "closed", "typical", "practical", "kind", "fixing", "finished"}
-    for path, m in meta.items():
-        if m["type"] in ("guide", "topic"):
-            assert not noise & set(m["keywords"]), (path, m["keywords"])
-
-
 def test_a_topic_page_opens_with_what_it_holds(wiki: Path) -> None:
     """A topic page's lead says what it is in the schema's words and its entries' titles ('6 FAQ
     entries on watering: How long does a full water tank last? · …'), not a bare contents line."""

@@ -16,7 +16,6 @@ from ...core.facts import facts as field_facts
 from ...core.facts import field_label, format_value, is_unknown, plural_stem, prose_fields, restated_field
 from ...core.markdown import (
     IMAGE_MARKUP,
-    STOPWORDS,
     Section,
     code_lines,
     heading,
@@ -462,21 +461,6 @@ class Vocabulary:
             df.update(set(tokens(d.title + " " + d.body)))
         return max(1, len(self._docs)), df
 
-    @cached_property
-    def roles(self) -> tuple[Counter, Counter, Counter]:
-        """(as a thing, as an action or a state, as a modifier): how often the corpus writes each
-        word where a noun stands ('the tank', 'of algae', 'your new pods'), where a verb or a
-        predicate does ('it happens', 'have sprouted', 'is closed') and before the noun of a
-        phrase ('the vacation mode')."""
-        return word_roles(d.title + "\n" + d.body for d in self._docs)
-
-    def subject(self, word: str, modifier: bool = False) -> bool:
-        """Whether the corpus uses ``word`` as the name of a thing (or, with ``modifier``, as a
-        word that qualifies one) more often than as an action or a state: what a page is about,
-        not what happens on it."""
-        noun, verb, qualifies = self.roles
-        return noun[word] + (qualifies[word] if modifier else 0) > verb[word]
-
 
 def aliases(doc: SourceDoc) -> list[str]:
     """Other names a source gives its subject (e.g. ``common_names``), which users search by."""
@@ -488,76 +472,16 @@ _LOWER_WORD = re.compile(r"\b[a-z][a-z-]+\b")
 _CAPITALISED_WORD = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+)\b")
 
 
-# A noun follows a determiner or a preposition (maybe after one modifier); a verb or a
-# predicate adjective follows a subject pronoun, a modal or an auxiliary.
-_BEFORE_NOUN = frozenset(
-    "the a an your my our its their this these those each every no any another of in on with for "
-    "from about per without into".split()
-)
-_BEFORE_VERB = frozenset(
-    "i you it we they he she will can cannot should would could may might must do does did dont "
-    "doesnt didnt wont cant is are was were be been being isnt arent wasnt have has had havent "
-    "hasnt not very too so quite fully".split()  # the last: degree words, before a state
-)
-_ENDS_PHRASE = _BEFORE_NOUN | _BEFORE_VERB | STOPWORDS
-_ROLE_TOKEN = re.compile(r"[a-z][a-z'’-]*|[^\sa-z]")
-_NOUN_LEAD = "|".join(sorted(_BEFORE_NOUN))
-_TERM_RUN = re.compile(r"(?<![\w-])[a-z]+(?:-[a-z]+)*(?: [a-z]+(?:-[a-z]+)*)+")
-
-# Closed-class English words (pronouns, quantifiers, prepositions, conjunctions, number words,
-# adverbs of time and degree): never what a page is about, whatever their frequency.
-FUNCTION_WORDS = frozenset(
-    """about above across after again against along already although always among another anyone
-    anything around because before behind below beside besides between beyond both cannot despite
-    down during either else enough ever every everyone everything few first further here however
-    instead itself later least less many might mine must near neither never next none nor nothing
-    now often once onto other others ours ourselves out over own perhaps quite rather same second
-    several since someone something sometimes soon still such than that thats their theirs
-    themselves then there therefore these those though through throughout thus till together
-    toward towards twice unless unlike until upon usually via well whatever whenever whether which
-    whichever whose within without yet yourself
-    zero one two three four five six seven eight nine ten eleven twelve twenty thirty hundred
-    thousand half""".split()
-)
-
-
-def word_roles(texts: Iterable[str]) -> tuple[Counter, Counter, Counter]:
-    """Noun and verb evidence per word. After 'the', a word followed by another content word is
-    only its modifier ('the smallest kitchens', 'a practical guide'): the evidence goes to the
-    word it modifies."""
-    noun: Counter = Counter()
-    verb: Counter = Counter()
-    qualifies: Counter = Counter()
-    for text in texts:
-        toks = [t.replace("'", "").replace("’", "") for t in _ROLE_TOKEN.findall(text.lower())]
-        toks.append(".")
-        for i in range(1, len(toks) - 1):
-            before, after = toks[i - 1], toks[i + 1]
-            if before in _BEFORE_NOUN:
-                modifier = after[:1].isalnum() and after not in _ENDS_PHRASE  # "a waterproof 3-pin plug"
-                noun[after if modifier else toks[i]] += 1 if modifier else 2
-                qualifies[toks[i]] += 2 if modifier else 0
-            elif before in _BEFORE_VERB:
-                verb[toks[i]] += 2
-    return noun, verb, qualifies
-
-
 def keywords(
     texts: list[str],
     n: int = 8,
     extra: tuple[str, ...] = (),
     vocabulary: Vocabulary | None = None,
-    heads: int = 1,
 ) -> tuple[str, ...]:
-    """Index keywords, the words people search for: the given names first, then the page's
-    subject terms, most distinctive first (frequent here, rare in the corpus). ``texts[:heads]``
-    are the page's title and headings: two words that stand together there and again in the
-    page's text are one term ('water tank', 'vacation mode'). With a ``vocabulary``, a single
-    word must name a thing (the corpus uses it as a noun, not as a verb or a state: 'tank' but not
-    'happens', 'sprouted' or 'closed'), and a word only the text uses must say so twice. Only
-    clean words count: letters (and inner hyphens), no numbers or fragments, nothing on the deny
-    list, and no word the page only ever writes capitalised mid-sentence unless its title does
-    too (that is a person's or a place's name)."""
+    """Index keywords: the given names first, then the page's most distinctive words (frequent
+    here, rare in the corpus). Only clean words count: letters (and inner hyphens), no numbers or
+    fragments, nothing on the deny list, and no word the page only ever writes capitalised
+    mid-sentence unless its title or headings do too (that is a person's or a place's name)."""
     head = " ".join(texts[:1])
     capitalised = Counter(m.group(1).lower() for x in texts for m in _CAPITALISED_WORD.finditer(x))
     lowered = Counter(w for x in texts for w in _LOWER_WORD.findall(x))
@@ -565,69 +489,19 @@ def keywords(
     counts = Counter(
         t for text in texts for t in tokens(text) if len(t) > 2 and _KEYWORD.match(t) and t not in proper
     )
-    terms: dict[str, float] = {}
     if vocabulary is not None:
         total, df = vocabulary.frequencies
-        headed = {t for text in texts[:heads] for t in tokens(text)}
-        counts = Counter(
-            {t: c for t, c in counts.items() if subject_word(t, vocabulary, t in headed or c > 1)}
-        )
         score = {t: (1 + math.log(c)) * math.log(1 + total / (1 + df.get(t, 0))) for t, c in counts.items()}
-        terms = heading_terms(texts, heads, score, vocabulary)
     else:
         score = dict(counts)
     given = [e.lower() for e in extra if not denied(e)]
     inside = {w for e in given for w in words(e)}  # 'grove' says nothing 'grove 6' does not
     ranked = [
         t
-        for t, _ in sorted({**score, **terms}.items(), key=lambda kv: (-kv[1], kv[0]))
+        for t, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
         if not denied(t) and t not in inside
     ]
-    chosen = list(dict.fromkeys(given))[:n]  # names and aliases, as given: what people search by
-    said = {" ".join(plural_stem(w) for w in t.split()) for t in chosen}
-    for t in ranked:
-        stem = " ".join(plural_stem(w) for w in t.split())
-        if len(chosen) < n and stem not in said:  # 'tanks' says nothing 'water tank' does not
-            chosen.append(t)
-            said |= {stem, *(plural_stem(w) for w in t.replace("-", " ").split())} if " " in t else {stem}
-    return tuple(chosen)
-
-
-def subject_word(word: str, vocabulary: Vocabulary, seen: bool) -> bool:
-    return seen and word not in FUNCTION_WORDS and vocabulary.subject(word)
-
-
-def heading_terms(
-    texts: list[str], heads: int, score: dict[str, float], vocabulary: Vocabulary
-) -> dict[str, float]:
-    """Two-word terms of the page's title and headings ('water tank', 'low-water alert'), a
-    subject word and its modifier, that the page also writes as a thing (after 'the', 'a', 'of', maybe
-    with one word between: 'a full water tank'). The modifier is a noun itself ('water') or the
-    page says the term thrice ('vacation mode'), so 'a practical guide' is no term. Scored as
-    their better word, a little above it. A term never spans punctuation or a number ('21-day vacation' is not one), and it ends
-    where its noun does: a pair before another subject word only modifies it ('full water' in
-    'full water tank', 'power supply' in 'Power Supply Cable')."""
-    page = [" ".join(_ROLE_TOKEN.findall(x.lower())) for x in texts]
-
-    def named(a: str, b: str) -> bool:
-        parts = [*a.split("-"), *b.split("-")]
-        if b not in score or any(p in FUNCTION_WORDS or p in STOPWORDS for p in parts):
-            return False
-        lead = re.compile(rf"\b(?:{_NOUN_LEAD})\s+(?:\S+\s+)?{re.escape(a)} {re.escape(b)}\b")
-        if not any(lead.search(x) for x in page):
-            return False
-        said = sum(f"{a} {b}" in x for x in set(page))
-        return vocabulary.subject(a) or (said > 2 and vocabulary.subject(a, modifier=True))
-
-    terms: dict[str, float] = {}
-    for text in texts[:heads]:
-        for run in _TERM_RUN.findall(text.lower()):
-            ws = run.split()
-            for i, (a, b) in enumerate(zip(ws, ws[1:])):
-                if named(a, b) and not (i + 2 < len(ws) and ws[i + 2] in score):
-                    parts = [*a.split("-"), *b.split("-")]
-                    terms[f"{a} {b}"] = max(score.get(p, 0.0) for p in parts) * 1.01
-    return terms
+    return tuple(list(dict.fromkeys([*given, *ranked]))[:n])
 
 
 # Words never offered as keywords: profanity and slurs, which record fields (a crop's list of

@@ -154,13 +154,9 @@ def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...
         and b.text not in FIXED_HEADINGS
         and not b.text.startswith(FIXED_PREFIXES)
     ]
-    inner = [
-        b.text for b in blocks if b.kind == "heading" and b.level > level and b.text not in FIXED_HEADINGS
-    ]
-    heads = [job.spec.title, *entries, *inner]
-    texts = [*heads, *entries, *entries]  # the page's entries (a crop, an FAQ) weigh thrice
+    texts = [job.spec.title, *entries, *entries, *entries]  # the page's entries (a crop, an FAQ) weigh thrice
     texts += [s.text for b in blocks if b.kind in ("para", "bullets", "steps") for s in b.sentences]
-    return keywords(texts, n=KEYWORDS, extra=tuple(names), vocabulary=job.vocabulary, heads=len(heads))
+    return keywords(texts, n=KEYWORDS, extra=tuple(names), vocabulary=job.vocabulary)
 
 
 KEYWORDS = 8
