@@ -6,7 +6,7 @@ WIKIC := $(BIN)/wikic
 export PYTHONDONTWRITEBYTECODE := 1
 
 
-.PHONY: demo demo-onboard test venv fetch transform compile check verify bench bench-local-llm lint clean-derived
+.PHONY: demo demo-onboard test venv fetch transform compile check verify bench bench-scale bench-local-llm lint clean-derived
 
 $(BIN)/activate: pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -82,6 +82,13 @@ test: venv
 
 bench: venv
 	$(BIN)/python bench/run.py
+
+# The scale bench at 2,000, 20,000 and 100,000 generated documents (`make bench` runs 2,000):
+# each stage's time and peak memory and its growth; the previous release up to 20,000. An hour or
+# more on 2 cores. SCALE_SIZES=2000,20000 for less.
+SCALE_SIZES ?= 2000,20000,100000
+bench-scale: venv
+	$(BIN)/python bench/bench_scale.py --sizes $(SCALE_SIZES) --previous-up-to 20000
 
 lint: venv
 	$(BIN)/ruff check src tests bench

@@ -277,7 +277,7 @@ def small() -> Verifier:
 def test_a_fact_is_never_assembled_from_two_cited_sections(small: Verifier) -> None:
     wrong = "Beets germinate best at 21 C (70 F) in 7 to 10 days."
     result = small.check(wrong, cites(BEETS, CABBAGE))
-    assert not result.ok and "cited section" in result.reason
+    assert not result.ok and "cited" in result.reason
     assert not small.check(wrong, cites(CABBAGE)).ok
     assert small.check(
         "Red cabbage germinates best at 21 C (70 F) in 7 to 10 days.", cites(BEETS, CABBAGE)
@@ -316,3 +316,12 @@ def test_faithful_restatements_pass(small: Verifier, faithful: str) -> None:
     doc = CABBAGE if "cabbage" in faithful else GARDENS
     result = small.check(faithful, cites(doc))
     assert result.ok, result.reason
+
+
+def test_a_name_put_first_in_a_sentence_it_restates_is_refused(verifier: Verifier) -> None:
+    """The first word is capitalised wherever it stands, yet a name put there in place of the
+    cited sentence's own subject is still another name (found by an adversarial model)."""
+    cite = [Citation("layer1_sources/plants/red-giant-mustard.md", "red-giant-mustard")]
+    said = "is a large-leaved mustard green with purple-red leaves and a horseradish-like heat."
+    assert verifier.check(f"Red Giant {said}", cite).ok
+    assert not verifier.check(f"Sprout 3 {said}", cite).ok

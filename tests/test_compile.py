@@ -286,3 +286,38 @@ def test_dated_posts_are_headed_with_their_date_newest_first(kb: Path) -> None:
     assert len(dates) == 3 and dates == sorted(dates, reverse=True)
     # Reference entries (FAQ answers, plants) keep their plain titles.
     assert "## What is the return policy?\n" in (kb / "wiki/topics/orders-and-policies.md").read_text("utf-8")
+
+
+def test_a_section_that_repeats_another_keeps_its_heading_for_the_links_to_it(tree) -> None:
+    """Two help articles on one topic page share a section word for word under different headings;
+    a guide quotes the second one and links to it whole on the topic page, and that heading is
+    there (the repeat is kept, citing its own source), so check finds no broken link."""
+    shared = (
+        "Mount the frame on a raised bed before wiring the motors. "
+        "Level the tracks with a spirit level so the gantry rolls freely."
+    )
+    files = {
+        "schema/librarian.md": "Quote the sources.\n",
+        "schema/wiki.yaml": {
+            "topics": [{"source": "help", "group_by": "category"}],
+            "guides": [
+                {"id": "mounting", "title": "Mounting", "purpose": "Mounting.", "query": "mount frame"}
+            ],
+        },
+    }
+    for name, heading in (("a", "Background"), ("b", "Next steps")):
+        files[f"layer1_sources/help/{name}.md"] = (
+            f"---\ntitle: Assembly {name}\ncategory: hardware\n---\n\n## Overview\n\n"
+            f"Assembly {name} covers the kit from the box to the first move.\n\n## {heading}\n\n{shared}\n\n"
+            f"## Tips\n\nKit {name} ships with its own spare belt clips.\n"
+        )
+    root = tree(files)
+    compile_wiki(root)
+    guide = (root / "wiki/guides/mounting.md").read_text("utf-8")
+    assert "../topics/hardware.md#next-steps" in guide
+    topic = (root / "wiki/topics/hardware.md").read_text("utf-8")
+    assert "### Next steps" in topic
+    from wikic.check.run import check
+
+    report = check(root)
+    assert not [f for f in report.findings if f.rule == "broken-link"], report.findings

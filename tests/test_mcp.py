@@ -31,8 +31,9 @@ async def _session(root: Path) -> dict:
         out["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
         out["index"] = _text(await session.call_tool("read_index", {}))
         out["page"] = _text(await session.call_tool("read_page", {"path": "topics/watering.md"}))
-        # every link read_index and that page give, anchors included, and the citations
-        links = re.findall(r"\]\(([^)\s]+)\)", out["index"] + out["page"])
+        out["guide"] = _text(await session.call_tool("read_page", {"path": "guides/going-on-holiday.md"}))
+        # every link read_index and those pages give, anchors included, and the citations
+        links = re.findall(r"\]\(([^)\s]+)\)", out["index"] + out["page"] + out["guide"])
         out["links"] = {}
         for link in dict.fromkeys(links):
             result = await session.call_tool("read_page", {"path": link})

@@ -322,3 +322,26 @@ def test_every_kind_is_rendered_even_when_empty(tree: Tree) -> None:
         assert f"\n{kind}:" in report.proposed
     assert "devices: []   # nothing found to propose" in report.proposed
     assert "+topics:" in report.diff
+
+
+def test_a_hyphenated_subject_word_is_named_as_its_headings_write_it(tree: Tree) -> None:
+    """Words split at hyphens and in link text ('Z-Axis', '[Wi-Fi](…)') name a guide's subject as
+    written, instead of failing the whole proposal."""
+    files = {}
+    for i in range(5):
+        files[f"layer1_sources/docs/z-{i}.md"] = (
+            f"---\ntitle: Motor note {i}\n---\n\n## Z-Axis setup\n\nMount the motor bracket first.\n\n"
+            f"## Setting up [Wi-Fi](https://example.com/wireless-{i})\n\nJoin the network from the app.\n"
+        )
+    for i in range(5):
+        files[f"layer1_sources/docs/pump-{i}.md"] = (
+            f"---\ntitle: Pump note {i}\n---\n\n## Pump setup\n\nPrime the pump before use.\n"
+        )
+    for i in range(20):
+        files[f"layer1_sources/docs/other-{i}.md"] = (
+            f"---\ntitle: Planting note {i}\n---\n\n## Seeds\n\nSow the seeds in spring.\n"
+        )
+    proposal = propose(load_layer1(tree(files)))
+    titles = [i.data["title"] for i in proposal.items["guides"]]
+    assert "Getting started: Z-Axis" in titles, titles
+    assert not any("wireless" in t.lower() or "https" in t.lower() for t in titles), titles

@@ -17,13 +17,13 @@ from .state import KB
 
 
 def rule_citations(kb: KB) -> Iterator[Finding]:
-    """uncited-sentence, unsupported-citation and superseded-citation."""
-    about = (
-        {s.path: " ".join(plain_inline(s.config.get("about") or "").split()) for s in kb.plan.pages}
-        if kb.plan
-        else {}
-    )
+    """uncited-sentence, unsupported-citation and superseded-citation. A page the last compile
+    verified, unchanged since and citing unchanged sources, is not verified again."""
+    about = {
+        p: " ".join(plain_inline(text).split()) for p, text in (kb.plan.about if kb.plan else {}).items()
+    }
     for page in kb.content_pages:
+        verified = page.path in kb.verified
         uncited_rows: dict[int, list[str]] = defaultdict(list)
         for st in page.statements:
             if st.kind == "about":
@@ -61,6 +61,8 @@ def rule_citations(kb: KB) -> Iterator[Finding]:
                         f"cites {old}, superseded by {current}; cite the current version "
                         f"(older ones belong in a '> {SUPERSEDED_MARK}' note)",
                     )
+            if verified:
+                continue
             result = kb.verifier.check(st.text, st.cites)
             if not result.ok:
                 yield finding(

@@ -141,17 +141,17 @@ def _field_line(root: Path, path: str, name: str) -> int | None:
     return None
 
 
-_MIN_SHARED, _MIN_JACCARD, _MAX_POSTING = 4, 0.6, 300
+_MIN_SHARED, _MIN_JACCARD, _GROUP = 4, 0.6, 300
 
 
 @dataclass
 class _Claim:
-    doc: SourceDoc
+    docs: list[SourceDoc]  # the documents that say it (about one subject), in path order
     text: str
     quantities: dict[str, frozenset[str]]
     stems: frozenset[str]
     names: frozenset[str]  # capitalised names in the sentence
-    subject: frozenset[str]  # ... and in its document's title
+    subject: frozenset[str]  # ... and in its documents' title
 
 
 _CAPITALISED = re.compile(r"\b([A-Z][A-Za-z]+(?:[ -]?(?:v?\d+(?:\.\d+)*|XL)\b)?)")
@@ -173,17 +173,41 @@ def entities(text: str, *, title: bool = False) -> set[str]:
     return found
 
 
-def _claims(doc: SourceDoc) -> Iterator[_Claim]:
+def _claims(docs: list[SourceDoc]) -> list[_Claim]:
+    """Every sentence that states a quantity, once per distinct text and subject however many
+    documents say it (help centres repeat themselves)."""
     from ..compile.librarian.extract import prose_units
 
-    subject = frozenset(entities(doc.title, title=True))
-    for section in doc.sections:
-        for kind, sentence in prose_units(section.text):
-            qty = quantities(sentence)
-            if kind != "para" or not qty or len(sentence.split()) > 60:
-                continue
-            stems = frozenset(stem(w) for w in content_words(sentence) if w not in _UNIT_WORDS)
-            yield _Claim(doc, sentence, qty, stems, frozenset(entities(sentence)), subject)
+    claims: dict[tuple[str, frozenset[str]], _Claim] = {}
+    analysed: dict[str, tuple | None] = {}
+    for doc in docs:
+        subject = frozenset(entities(doc.title, title=True))
+        for section in doc.sections:
+            for kind, sentence in prose_units(section.text):
+                if kind != "para":
+                    continue
+                if sentence not in analysed:
+                    analysed[sentence] = _analyse(sentence)
+                if analysed[sentence] is None:
+                    continue
+                claim = claims.get((sentence, subject))
+                if claim is None:
+                    claim = claims[(sentence, subject)] = _Claim([], sentence, *analysed[sentence], subject)
+                if not claim.docs or claim.docs[-1] is not doc:
+                    claim.docs.append(doc)
+    return list(claims.values())
+
+
+def _analyse(sentence: str) -> tuple | None:
+    """(quantities, word stems, names) of a sentence stating a quantity, else None."""
+    qty = quantities(sentence) if _DIGIT.search(sentence) else {}
+    if not qty or len(sentence.split()) > 60:
+        return None
+    stems = frozenset(stem(w) for w in content_words(sentence) if w not in _UNIT_WORDS)
+    return qty, stems, frozenset(entities(sentence))
+
+
+_DIGIT = re.compile(r"\d")
 
 
 def _same_subject(a: _Claim, b: _Claim) -> bool:
@@ -195,13 +219,13 @@ def _same_subject(a: _Claim, b: _Claim) -> bool:
 def _sentence_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]:
     """Comparable sentences (same unit, mostly the same words, same subject) with different values.
 
-    Candidate pairs come from an inverted index of word stems per unit, so the cost grows with the
-    number of sentences sharing words, not with the square of all sentences. A pair is resolved
-    when the later document mentions the other value (it acknowledges the change).
+    Candidate pairs come from an inverted index of word stems per unit over the distinct
+    sentences, so the cost grows with the number of sentences sharing words, not with the square
+    of all sentences, and a sentence many documents repeat counts once. A pair is resolved when
+    the later document mentions the other value (it acknowledges the change); of the documents
+    saying the same two sentences, one pair is reported with how many more say them.
     """
-    claims: list[_Claim] = []
-    for d in docs:
-        claims.extend(_claims(d))
+    claims = _claims(docs)
     full_text: dict[str, dict[str, frozenset[str]]] = {}
     reported: set[tuple[str, str, str]] = set()
     postings: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -214,8 +238,8 @@ def _sentence_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]
             shared: Counter[int] = Counter()
             for s in a.stems:
                 plist = postings[(unit, s)]
-                if len(plist) > _MAX_POSTING:
-                    continue
+                if len(plist) > _GROUP:
+                    continue  # a word that many different statements share names no one subject
                 for j in plist:
                     if j > i:
                         shared[j] += 1
@@ -223,37 +247,47 @@ def _sentence_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]
                 if n < _MIN_SHARED:
                     continue
                 b = claims[j]
-                if b.doc.path == a.doc.path or b.quantities[unit] & values:
-                    continue
-                if n / len(a.stems | b.stems) < _MIN_JACCARD:
+                if b.quantities[unit] & values or n / len(a.stems | b.stems) < _MIN_JACCARD:
                     continue
                 if not _same_subject(a, b):
                     continue  # about different things (Sprout 3 vs Grove 6)
-                key = tuple(sorted((a.doc.path, b.doc.path))) + (unit,)
-                if key in reported or _acknowledged(kb, a, b, unit, full_text):
-                    continue
-                reported.add(key)  # type: ignore[arg-type]
-                older, newer = sorted((a, b), key=lambda c: str(c.doc.meta.get("updated_at", "")))
-                yield finding(
-                    "contradiction",
-                    newer.doc.path,
-                    _sentence_line(kb.root, newer.doc, newer.text),
-                    f"says {_fmt(newer.quantities[unit], unit)} ({short(newer.text, 90)!r}) but "
-                    f"{older.doc.path} says {_fmt(older.quantities[unit], unit)} "
-                    f"({short(older.text, 90)!r}); if one replaces the other, add 'supersedes:' to it",
-                    WARNING,
-                )
+                found = _between(kb, a, b, unit, reported, full_text)
+                if found is not None:
+                    yield found
 
 
-def _acknowledged(kb: KB, a: _Claim, b: _Claim, unit: str, cache: dict) -> bool:
-    """True when either document also states the other's value (e.g. 'replaces the 45-day policy')."""
-    for this, other in ((a, b), (b, a)):
-        q = cache.get(this.doc.path)
-        if q is None:
-            q = cache[this.doc.path] = quantities(plain_inline(this.doc.body))
-        if q.get(unit, frozenset()) & other.quantities[unit]:
-            return True
-    return False
+def _between(kb: KB, a: _Claim, b: _Claim, unit: str, reported: set, full_text: dict) -> Finding | None:
+    """The contradiction two statements make: between the first pair of documents (by path) that
+    say them, do not acknowledge the other value and were not reported yet, with how many more
+    pairs say the same two things."""
+    quiet_a = [d for d in a.docs if not _acknowledged(d, b.quantities[unit], unit, full_text)]
+    quiet_b = [d for d in b.docs if not _acknowledged(d, a.quantities[unit], unit, full_text)]
+    pairs = [(x, y) for x in quiet_a for y in quiet_b if x.path != y.path]
+    first = next((p for p in pairs if (*sorted((p[0].path, p[1].path)), unit) not in reported), None)
+    if first is None:
+        return None
+    reported.add((*sorted((first[0].path, first[1].path)), unit))  # type: ignore[arg-type]
+    (older, old_doc), (newer, new_doc) = sorted(
+        ((a, first[0]), (b, first[1])), key=lambda t: str(t[1].meta.get("updated_at", ""))
+    )
+    more = f"; {len(pairs) - 1} more pairs of documents say the same two things" if len(pairs) > 1 else ""
+    return finding(
+        "contradiction",
+        new_doc.path,
+        _sentence_line(kb.root, new_doc, newer.text),
+        f"says {_fmt(newer.quantities[unit], unit)} ({short(newer.text, 90)!r}) but "
+        f"{old_doc.path} says {_fmt(older.quantities[unit], unit)} "
+        f"({short(older.text, 90)!r}); if one replaces the other, add 'supersedes:' to it{more}",
+        WARNING,
+    )
+
+
+def _acknowledged(doc: SourceDoc, other: frozenset[str], unit: str, cache: dict) -> bool:
+    """True when the document also states the other's value (e.g. 'replaces the 45-day policy')."""
+    q = cache.get(doc.path)
+    if q is None:
+        q = cache[doc.path] = quantities(plain_inline(doc.body))
+    return bool(q.get(unit, frozenset()) & other)
 
 
 def _sentence_line(root: Path, doc: SourceDoc, text: str) -> int | None:

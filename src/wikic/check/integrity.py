@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from types import SimpleNamespace
 from typing import Any
 
 from ..core.errors import KBError
@@ -18,36 +16,15 @@ from .pages import WikiPage
 from .state import KB
 
 
-class _Lib(SimpleNamespace):
-    name: str
-    model: str
-
-
-def _librarian_of(meta: dict) -> _Lib:
-    """The backend identity that went into a page's fingerprint."""
-    info = meta.get("wikic") or {}
-    backend = str(info.get("backend", "offline"))
-    if backend == "offline":
-        from ..compile.librarian.offline import OfflineLibrarian
-
-        return _Lib(name=OfflineLibrarian.name, model=OfflineLibrarian.model)
-    return _Lib(name=backend, model=str(info.get("model", "")))
-
-
 def rule_stale(kb: KB) -> Iterator[Finding]:
-    """stale-page: recompute each managed page's fingerprint from the current sources and plan."""
+    """stale-page: each managed page's fingerprint against the one the plan gives it now."""
     if kb.plan is None or kb.schema is None:
         return
-    from ..compile.run import fingerprint, model_written, navigation
-
-    specs = {s.path: s for s in kb.plan.pages}
-    existing = {p.path: p for p in kb.content_pages}
-    unanchored = functools.cache(lambda backend: model_written(kb.plan, backend))
+    existing = {p.path for p in kb.content_pages}
     for page in kb.content_pages:
         if not page.managed or set(map(str, page.meta.get("sources") or ())) & set(kb.unreadable):
             continue  # made from a file that cannot be read: unreadable-source says so
-        spec = specs.get(page.path)
-        if spec is None:
+        if page.path not in kb.plan.pages:
             yield finding(
                 "stale-page",
                 page.path,
@@ -55,31 +32,28 @@ def rule_stale(kb: KB) -> Iterator[Finding]:
                 "no longer planned (its sources are gone or moved); 'wikic compile' removes it",
             )
             continue
-        lib = _librarian_of(page.meta)
-        nav = navigation(kb.plan, spec, unanchored(lib.name))
-        fp = fingerprint(spec, kb.docs, kb.schema, lib, nav)  # type: ignore[arg-type]
-        if page.meta["wikic"].get("fingerprint") != fp:
-            changed = _changed_inputs(page, spec, kb)
+        if page.meta["wikic"].get("fingerprint") != kb.plan.expected(page.path, page.meta):
+            changed = _changed_inputs(page, kb.plan.pages[page.path])
             yield finding(
                 "stale-page",
                 page.path,
                 None,
                 "out of date" + (f" ({changed})" if changed else "") + "; run 'wikic compile'",
             )
-    for spec in kb.plan.pages:
-        if spec.path not in existing:
+    for path in kb.plan.pages:
+        if path not in existing:
             yield finding(
                 "stale-page",
-                spec.path,
+                path,
                 None,
                 "planned from the sources but not compiled; run 'wikic compile'",
                 WARNING,
             )
 
 
-def _changed_inputs(page: WikiPage, spec: Any, kb: KB) -> str:
+def _changed_inputs(page: WikiPage, sources: tuple[str, ...]) -> str:
     old = [str(s) for s in page.meta.get("sources") or []]
-    new = list(spec.sources)
+    new = list(sources)
     added = [p for p in new if p not in old]
     gone = [p for p in old if p not in new]
     parts = []

@@ -15,7 +15,7 @@ import yaml
 from ..compile.draft import ANY_LINK, CITE_LINK, SUPERSEDED_MARK, Citation, parse_citations, resolve_href
 from ..core.config import MAX_YAML_VALUES, too_large
 from ..core.errors import KBError
-from ..core.fsutil import read_regular, walk_files
+from ..core.fsutil import read_regular, sha256_tag, walk_files
 from ..core.markdown import anchors, code_lines, github_slug, heading, plain_inline
 
 WIKI = "wiki"
@@ -52,6 +52,7 @@ class WikiPage:
     meta: dict[str, Any]
     lines: list[str]  # the whole file, split on '\n'
     body_start: int  # 0-based index of the first body line
+    sha256: str = ""  # of the file's bytes
 
     @property
     def body(self) -> str:
@@ -88,7 +89,8 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def read_page(root: Path, path: Path) -> WikiPage:
     rel = path.relative_to(root).as_posix()
     try:
-        text = read_regular(path).decode("utf-8")
+        data = read_regular(path)
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads it
     except (OSError, UnicodeDecodeError) as exc:
         raise KBError(f"{rel}: cannot be read ({exc}); restore it with 'wikic compile' or from git") from None
     lines = text.split("\n")
@@ -110,7 +112,7 @@ def read_page(root: Path, path: Path) -> WikiPage:
                 meta = loaded if isinstance(loaded, dict) else {}
                 start = i + 1
                 break
-    return WikiPage(rel, meta, lines, start)
+    return WikiPage(rel, meta, lines, start, sha256_tag(data))
 
 
 def wiki_pages(root: Path) -> list[WikiPage]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
@@ -52,10 +52,16 @@ def rule_duplicates(kb: KB) -> Iterator[Finding]:
         srcs = frozenset(str(s) for s in page.meta.get("sources") or [])
         if len(srcs) >= 3:
             by_type[str(page.meta.get("type", ""))].append((page, srcs))
-    for items in by_type.values():  # pages, not sentences: a few hundred at most
+    for items in by_type.values():
+        holding: dict[str, list[int]] = defaultdict(list)  # source → the pages (of this type) made from it
+        for i, (_, srcs) in enumerate(items):
+            for src in srcs:
+                holding[src].append(i)
         for i, (a, sa) in enumerate(items):
-            for b, sb in items[i + 1 :]:
-                jaccard = len(sa & sb) / len(sa | sb)
+            shared: Counter = Counter(j for src in sa for j in holding[src] if j > i)
+            for j in sorted(shared):  # only pages sharing a source can share most of them
+                b, sb = items[j]
+                jaccard = shared[j] / (len(sa) + len(sb) - shared[j])
                 if jaccard >= 0.8:
                     yield finding(
                         "duplicate-page",

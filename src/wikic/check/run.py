@@ -24,7 +24,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..compile.coverage import of_pages
+from ..compile.coverage import Coverage, of_pages
+from ..core.fsutil import require_kb
+from . import cache
 from .cited import rule_citations
 from .contradictions import quantities, rule_contradictions
 from .findings import ERROR, RULES, WARNING, CheckReport, Finding, format_report
@@ -56,18 +58,32 @@ RULE_FUNCTIONS = (
 )
 
 
-def check(root: Path) -> CheckReport:
-    """Run every rule over the KB at ``root``."""
+def check(root: Path, full: bool = False) -> CheckReport:
+    """Run every rule over the KB at ``root``; when it reads exactly what the last check read, the
+    findings are that check's (see ``cache``), unless ``full``."""
     started = time.perf_counter()
-    kb = gather(root)
+    require_kb(root)
+    read = cache.kb_digest(root)
+    report = None if full else cache.load(root, read)
+    if report is None:
+        report = run_rules(root, full)
+        cache.save(root, read, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def run_rules(root: Path, full: bool = False) -> CheckReport:
+    """Every rule over the KB at ``root``, findings errors first (``full``: see ``gather``)."""
+    kb = gather(root, full)
     report = CheckReport(pages=len(kb.content_pages), sources=len(kb.docs))
     report.statements = sum(len(p.statements) for p in kb.content_pages)
     for rule in RULE_FUNCTIONS:
         report.findings.extend(rule(kb))
-    if kb.plan is not None:
+    if kb.compiled_coverage is not None:  # the wiki is as the last compile measured it
+        report.coverage = Coverage.from_dict(kb.compiled_coverage)
+    elif kb.plan is not None:
         report.coverage = of_pages(kb.docs.values(), kb.content_pages, kb.plan.reasons, kb.superseded_by)
     report.findings.sort(key=lambda f: (f.severity != ERROR, f.path, f.line or 0, f.rule, f.message))
-    report.seconds = time.perf_counter() - started
     return report
 
 

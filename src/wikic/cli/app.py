@@ -268,12 +268,15 @@ def verify() -> None:
 @app.command()
 def check(
     json_out: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="Run every rule, even over a KB unchanged since the last check.")
+    ] = False,
 ) -> None:
     """Lint the whole KB (links, citations, staleness, contradictions, integrity); exit 1 on errors."""
     from ..check.run import check as do_check
     from ..check.run import format_report
 
-    report = run(do_check, state.root)
+    report = run(do_check, state.root, full)
     if json_out:
         dump_json(report.as_json())
     else:
@@ -494,6 +497,10 @@ def compile_cmd(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Compile at most N of the pages that need it.")
     ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Processes making pages (default: one per core)."),
+    ] = None,
 ) -> None:
     """Compile layer 1 into the wiki, incrementally; maintain index.md and log.md."""
     from ..compile.run import compile_wiki
@@ -508,6 +515,7 @@ def compile_cmd(
             batch=batch,
             pages=page or None,
             limit=limit,
+            jobs=jobs,
         )
     if json_out:
         dump_json(report_dict(report))

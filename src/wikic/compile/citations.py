@@ -548,6 +548,13 @@ class Verifier:
         self._merged: dict[tuple[Citation, ...], Analysis] = {}
         self._rest: dict[str, tuple[list[str], list[str]]] = {}  # path → its title and fields, as lines
 
+    def forget(self) -> None:
+        """Drop what was worked out of the texts cited so far (a compile verifies page by page,
+        and a page's cited texts are rarely another's)."""
+        self._cited.clear()
+        self._merged.clear()
+        self._rest.clear()
+
     def resolve(self, cite: Citation) -> str | None:
         """None when the citation points at an existing file and anchor, else the problem."""
         if cite.path in self.unreadable:
@@ -805,10 +812,15 @@ def _negated_in(statement: Said, cited: Said) -> frozenset[str]:
 
 
 def _restates(statement: Said, cited: Said) -> bool:
+    """Whether ``statement`` keeps the negations, direction words and names of ``cited``. Its
+    first word is capitalised wherever it stands, so it counts as a name only when ``cited``
+    does not hold it at all ('Sprout 3 is a mustard green' for 'Red Giant is …'; a direction
+    word is compared as one)."""
+    first = {statement.first} if statement.first in cited.words or direction_of(statement.first) else set()
     return (
         _negated_in(statement, cited) == statement.negated
         and statement.groups <= cited.groups
-        and statement.names - {statement.first} <= cited.names
+        and statement.names - first <= cited.names
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from ..core.facts import facts, prose_fields, restated_field
 from ..core.markdown import (
@@ -117,6 +117,27 @@ class Coverage:
         return (
             f"{self.sentence_share:.1%} of {t.sentences} source sentences and {self.field_share:.1%} of "
             f"{t.fields} fields reach a page; {len(self.unplaced)} unplaced source(s)"
+        )
+
+    @classmethod
+    def joined(cls, parts: list[Coverage]) -> Coverage:
+        """The coverage of consecutive runs of documents measured apart."""
+        out = cls(unplaced=parts[0].unplaced)
+        for part in parts:
+            for name, c in part.sources.items():
+                mine = out.sources.setdefault(name, SourceCoverage())
+                for f in fields(SourceCoverage):
+                    setattr(mine, f.name, getattr(mine, f.name) + getattr(c, f.name))
+            out.missing += part.missing
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Coverage:
+        """A coverage read back from ``as_dict`` (the first 100 of what is missing)."""
+        return cls(
+            {name: SourceCoverage(**c) for name, c in data["per_source"].items()},
+            {u["path"]: u["reason"] for u in data["unplaced"]},
+            [(m["path"], m["text"]) for m in data["missing"]],
         )
 
     def as_dict(self) -> dict:

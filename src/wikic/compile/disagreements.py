@@ -66,14 +66,21 @@ class Disagreement:
         return f"{self.choice_a!r} or {self.choice_b!r}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Sentence:
-    said: Said
+    """A sentence that names a choice, as said by one or more documents (analysed once however
+    many say it; its kinds depend on the document, so one text may give two of these)."""
+
+    text: str
     words: frozenset[str]  # distinctive word stems
-    tools: set[str]
-    kinds: set[tuple[str, str]]  # (head noun, modifier)
-    names: set[str]
+    tools: frozenset[str]
+    kinds: frozenset[tuple[str, str]]  # (head noun, modifier)
+    names: frozenset[str]
     prescribes: bool
+    said: tuple[tuple[SourceDoc, str], ...]  # (document, anchor) of each place it is said
+
+
+GROUP = 200  # a word more sentences that name a choice share is no subject of theirs
 
 
 def disagreements(
@@ -81,73 +88,170 @@ def disagreements(
 ) -> list[Disagreement]:
     """Pairs of current documents that name different things for the same job, strongest first
     (``said``: each document's ``(anchor, sentence)`` list, as ``timeline.sentences_of``; ``df``:
-    how many documents use each word stem)."""
+    how many documents use each word stem).
+
+    Each distinct sentence is analysed once, and only those that name a choice (a tool, a kind of
+    a thing, a model's name) are compared: sentences sharing a distinctive word (their subject)
+    in pairs, names of one model's variants by name. A pair of sentences is then a disagreement
+    between the documents that say them, except where a document names both choices."""
     rare = max(2, RARE * len(docs))
-    text_of = {d.path: plain_inline(d.title + "\n" + d.body).lower() for d in docs}
-    counts = {p: Counter(_WORDS.findall(text)) for p, text in text_of.items()}
-    sentences: list[_Sentence] = []
+    sentences = _sentences(docs, said, df, rare)
+    texts = _Texts()
+    found: dict[tuple, tuple[int, int, Disagreement]] = {}
+    for x, y, n in _sharing(sentences):
+        for kind, ca, cb, strength in _choices(x, y, n):
+            wa, wb = (ca.split()[0], cb.split()[0]) if kind == "kind" else (ca, cb)
+            _between(found, kind, x, y, (ca, cb), (wa, wb), strength, texts, limit, titles=True)
+    for x, y, a, b, strength in _variant_pairs(sentences):
+        _between(found, "variant", x, y, (a, b), (a, b), strength, texts, limit, titles=False)
+    # strongest first; of many documents saying the same two sentences, one pair each before a second
+    ranked = sorted(
+        found.values(), key=lambda t: (-t[0], -t[1], t[2].a.doc.path, t[2].b.doc.path, t[2].choice_a)
+    )
+    return [d for _, _, d in ranked[:limit]]
+
+
+def _sentences(
+    docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]], df: Counter, rare: float
+) -> list[_Sentence]:
+    """The sentences that name a choice, each text once per set of kinds its documents give it."""
+    found: dict[str, tuple | None] = {}  # text → its analysis (None: it names no choice)
+    places: dict[tuple, list[tuple[SourceDoc, str]]] = defaultdict(list)
+    wanted: dict[str, set[str]] = defaultdict(set)  # path → modifiers whose count there matters
+    occurrences = []
     for d in docs:
         for anchor, s in said.get(d.path, ()):
-            if not 5 <= len(s.split()) <= 50:
-                continue
-            prescribes = bool(_PRESCRIBES.search(s))
-            if not prescribes and not _VARIANT_HINT.search(s):
-                continue  # neither names a choice nor a model variant
-            words = frozenset(w for x in tokens(s) if not x[0].isdigit() and df[w := stem(x)] <= rare)
-            sentences.append(
-                _Sentence(
-                    Said(d, anchor, s),
-                    words,
-                    {m.group("name").rstrip(".") for m in _TOOL.finditer(s)},
-                    {
-                        (m.group("head"), m.group("mod"))
-                        for m in _KIND.finditer(s)
-                        if _a_kind(m.group("mod"), counts[d.path], df, rare)
-                        and df[stem(m.group("head"))] <= rare
-                    },
-                    {
-                        name
-                        for m in _VARIANT.finditer(s)
-                        if (m.start() > 0 or " " in (name := m.group("name").rstrip(".,")))
-                        and (name := m.group("name").rstrip(".,"))
-                    },
-                    prescribes,
-                )
-            )
+            if s not in found:
+                found[s] = _analyse(s, df, rare)
+            if found[s] is not None:
+                occurrences.append((d, anchor, s))
+                wanted[d.path] |= {m for _, m in found[s][2]}
+    counts = _word_counts(docs, wanted)
+    for d, anchor, s in occurrences:
+        words, tools, kinds, names, prescribes = found[s]
+        own = frozenset((h, m) for h, m in kinds if counts[d.path][m] >= 2)
+        if tools or own or any(len(n.split()) >= 3 for n in names):
+            places[(s, own)].append((d, anchor))
+    return [
+        _Sentence(s, found[s][0], found[s][1], own, found[s][3], found[s][4], tuple(at))
+        for (s, own), at in places.items()
+    ]
+
+
+def _analyse(s: str, df: Counter, rare: float) -> tuple | None:
+    """(distinctive words, tools, kinds before their documents are asked, names, prescribes) of a
+    sentence that could name a choice, else None."""
+    if not 5 <= len(s.split()) <= 50:
+        return None
+    prescribes = bool(_PRESCRIBES.search(s))
+    if not prescribes and not _VARIANT_HINT.search(s):
+        return None  # neither names a choice nor a model variant
+    words = frozenset(w for x in tokens(s) if not x[0].isdigit() and df[w := stem(x)] <= rare)
+    tools = frozenset(m.group("name").rstrip(".") for m in _TOOL.finditer(s))
+    kinds = frozenset(
+        (m.group("head"), m.group("mod"))
+        for m in _KIND.finditer(s)
+        if _a_kind(m.group("mod"), df, rare) and df[stem(m.group("head"))] <= rare
+    )
+    names = frozenset(
+        name
+        for m in _VARIANT.finditer(s)
+        if (m.start() > 0 or " " in (name := m.group("name").rstrip(".,")))
+        and (name := m.group("name").rstrip(".,"))
+    )
+    return words, tools, kinds, names, prescribes
+
+
+def _word_counts(docs: list[SourceDoc], wanted: dict[str, set[str]]) -> dict[str, Counter]:
+    """How often each document uses the words asked of it (a modifier it uses twice is its choice)."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for d in docs:
+        if wanted.get(d.path):
+            words = wanted[d.path]
+            out[d.path] = Counter(w for w in _WORDS.findall(_plain(d)) if w in words)
+    return out
+
+
+def _plain(d: SourceDoc) -> str:
+    return plain_inline(d.title + "\n" + d.body).lower()
+
+
+class _Texts:
+    """Documents' lower-cased plain text, worked out for those a pair involves."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+
+    def __getitem__(self, d: SourceDoc) -> str:
+        if d.path not in self._texts:
+            self._texts[d.path] = _plain(d)
+        return self._texts[d.path]
+
+
+def _sharing(sentences: list[_Sentence]):
+    """(x, y, how many distinctive words they share) for pairs of sentences naming a tool or a kind
+    that share one: each distinctive word groups the sentences about it."""
+    choosing = [x for x in sentences if x.tools or x.kinds]
     postings: dict[str, list[int]] = defaultdict(list)
-    for i, x in enumerate(sentences):
+    for i, x in enumerate(choosing):
         for w in x.words:
             postings[w].append(i)
-    found: dict[tuple, tuple[int, Disagreement]] = {}
-    for i, x in enumerate(sentences):
+    for i, x in enumerate(choosing):
         shared: Counter = Counter()
-        for w in x.words:
-            if len(postings[w]) <= 200:
+        for w in sorted(x.words):
+            if len(postings[w]) <= GROUP:
                 for j in postings[w]:
-                    if j > i and sentences[j].said.doc.path != x.said.doc.path:
+                    if j > i:
                         shared[j] += 1
         for j, n in shared.items():
-            y = sentences[j]
-            if not (x.prescribes or y.prescribes):
-                continue
-            for kind, ca, cb, strength in _choices(x, y, n):
-                wa, wb = (ca.split()[0], cb.split()[0]) if kind == "kind" else (ca, cb)
-                if _names(wa, x.said.doc.title.lower()) or _names(wb, y.said.doc.title.lower()):
-                    continue  # a pear's page names pear trees: its own subject, not a choice
-                if _names(wa, text_of[y.said.doc.path]) or _names(wb, text_of[x.said.doc.path]):
-                    continue  # one source names both: it compares them
-                key = (kind, *sorted((x.said.doc.path, y.said.doc.path)), *sorted((ca.lower(), cb.lower())))
-                if key not in found or found[key][0] < strength:
-                    found[key] = (strength, Disagreement(x.said, y.said, ca, cb, kind))
-    for strength, d in _variant_pairs(sentences, text_of):
-        key = (
-            "variant",
-            *sorted((d.a.doc.path, d.b.doc.path)),
-            *sorted((d.choice_a.lower(), d.choice_b.lower())),
-        )
-        found.setdefault(key, (strength, d))
-    ranked = sorted(found.values(), key=lambda t: (-t[0], t[1].a.doc.path, t[1].b.doc.path, t[1].choice_a))
-    return [d for _, d in ranked[:limit]]
+            y = choosing[j]
+            if x.prescribes or y.prescribes:
+                yield x, y, n
+
+
+def _between(
+    found: dict,
+    kind: str,
+    x: _Sentence,
+    y: _Sentence,
+    choices: tuple[str, str],
+    words: tuple[str, str],
+    strength: int,
+    texts: _Texts,
+    limit: int,
+    titles: bool,
+) -> None:
+    """Record the disagreements sentences x and y make between the documents that say them: x's
+    document names neither x's choice in its title nor y's anywhere, and the other way round.
+    Of one pair of sentences only the first ``limit`` document pairs (by path) can rank among
+    the first ``limit`` overall, so only they are kept, each with its place among them."""
+    (ca, cb), (wa, wb) = choices, words
+
+    def saying(s: _Sentence, mine: str, other: str) -> list[tuple[SourceDoc, str]]:
+        out = []
+        for d, anchor in sorted(s.said, key=lambda t: (t[0].path, t[1])):
+            if (titles and _names(mine, d.title.lower())) or _names(other, texts[d]):
+                continue  # a pear's page names pear trees; a page naming both compares them
+            out.append((d, anchor))
+            if len(out) > limit:
+                break
+        return out
+
+    pairs = []
+    for dx, ax in saying(x, wa, wb):
+        for dy, ay in saying(y, wb, wa):
+            if dx.path != dy.path:
+                a, b = Said(dx, ax, x.text), Said(dy, ay, y.text)
+                pairs.append(
+                    Disagreement(a, b, ca, cb, kind)
+                    if dx.path < dy.path
+                    else Disagreement(b, a, cb, ca, kind)
+                )
+    pairs.sort(key=lambda d: (d.a.doc.path, d.b.doc.path))
+    for n, d in enumerate(pairs[:limit]):  # the n-th pair of documents saying these two sentences
+        key = (kind, d.a.doc.path, d.b.doc.path, *sorted((ca.lower(), cb.lower())))
+        if key not in found or found[key][:2] < (strength, -n):
+            found[key] = (strength, -n, d)
 
 
 def _choices(x: _Sentence, y: _Sentence, shared: int):
@@ -171,12 +275,12 @@ _NOT_KINDS = frozenset(
 )
 
 
-def _a_kind(word: str, doc_words: Counter, df: Counter, rare: float) -> bool:
+def _a_kind(word: str, df: Counter, rare: float) -> bool:
     """A modifier naming a kind of thing ('graphite', 'synthetic'): a distinctive word, not a
-    position or a verb, that its document uses more than once (its choice, not a passing word)."""
+    position or a verb (its document must also use it more than once: its choice, not a passing
+    word; see ``_sentences``)."""
     return (
-        doc_words[word] >= 2
-        and word not in STOPWORDS
+        word not in STOPWORDS
         and word not in _NOT_KINDS
         and not word.endswith(("ing", "ed"))
         and df[stem(word)] <= rare
@@ -187,31 +291,32 @@ def _names(choice: str, text: str) -> bool:
     return bool(re.search(rf"(?<![\w-]){re.escape(choice.lower())}(?![\w-])", text))
 
 
-def _variant_pairs(sentences: list[_Sentence], text_of: dict[str, str]):
-    """(strength, disagreement) for sentences of different documents naming variants of one
-    model ('Raspberry Pi Zero W' / 'Zero 2 W') alongside a common subject ('Express')."""
-    by_prefix: dict[str, list[tuple[int, str]]] = defaultdict(list)
+def _variant_pairs(sentences: list[_Sentence]):
+    """(x, y, name in x, name in y, strength) for sentences naming variants of one model ('Raspberry
+    Pi Zero W' / 'Zero 2 W') alongside a common subject ('Express'): names are grouped by their
+    first two words, and only names of one group are compared, each pair of names once."""
+    by_prefix: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for i, x in enumerate(sentences):
-        for name in x.names:
+        for name in sorted(x.names):
             if len(name.split()) >= 3:
-                by_prefix[" ".join(name.split()[:2])].append((i, name))
-    for items in by_prefix.values():
-        for n, (i, a) in enumerate(items):
-            for j, b in items[n + 1 :]:
-                x, y = sentences[i], sentences[j]
-                if (
-                    x.said.doc.path == y.said.doc.path
-                    or not _variants(a, b)
-                    or not (x.prescribes or y.prescribes)
-                ):
+                by_prefix[" ".join(name.split()[:2])][name].append(i)
+    for names in by_prefix.values():
+        ordered = list(names)
+        for n, a in enumerate(ordered):
+            for b in ordered[n + 1 :]:
+                if not _variants(a, b):
                     continue
-                subject_a = {w.lower() for other in x.names - {a} for w in other.split()}
-                subject_b = {w.lower() for other in y.names - {b} for w in other.split()}
-                if not subject_a & subject_b:
-                    continue  # variants of one part, but in sentences about different things
-                if _names(a, text_of[y.said.doc.path]) or _names(b, text_of[x.said.doc.path]):
-                    continue
-                yield len(subject_a & subject_b) + 1, Disagreement(x.said, y.said, a, b, "variant")
+                for i in names[a]:
+                    for j in names[b]:
+                        x, y = sentences[i], sentences[j]
+                        if i == j or not (x.prescribes or y.prescribes):
+                            continue
+                        subject_a = {w.lower() for other in x.names - {a} for w in other.split()}
+                        subject_b = {w.lower() for other in y.names - {b} for w in other.split()}
+                        if (
+                            subject_a & subject_b
+                        ):  # else variants of one part, in sentences about different things
+                            yield x, y, a, b, len(subject_a & subject_b) + 1
 
 
 def _overlap(a: str, b: str) -> bool:

@@ -149,11 +149,11 @@ def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
 
 def merge_repeats(blocks: list[Block]) -> list[Block]:
     """No sentence twice on a page: when two sources on it say the same thing, the later copy is
-    dropped and its citations join the first (so both sources still reach the page). The lead
-    (before the first heading) quotes the body, so its sentences are no first copies."""
+    dropped and its citations join the first (so both sources still reach the page). A section
+    whose every sentence is a repeat keeps them: its heading, where links to it land, stays. The
+    lead (before the first heading) quotes the body, so its sentences are no first copies."""
     first: dict[str, tuple[int, int]] = {}
-    extra: dict[tuple[int, int], list] = {}
-    drop: set[tuple[int, int]] = set()
+    repeats: list[tuple[tuple[int, int], tuple[int, int]]] = []  # (a later copy, the first)
     lead = next((i for i, b in enumerate(blocks) if b.kind == "heading"), len(blocks))
     for bi, b in enumerate(blocks):
         if b.kind not in PROSE_KINDS or b.kind == "note" or bi < lead:
@@ -165,32 +165,16 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         for si, s in enumerate(b.sentences):
             key = " ".join(s.text.split())
             if key in first:
-                drop.add((bi, si))
-                extra.setdefault(first[key], []).extend(s.cites)
+                repeats.append(((bi, si), first[key]))
             else:
                 first[key] = (bi, si)
-    # a repeat that is all an entry says (two parts described in the same words) stays: its
-    # entry keeps its heading and its own citation
-    for section in _entries(blocks):
-        mine = {
-            (bi, si)
-            for bi in section
-            for si in range(len(blocks[bi].sentences))
-            if blocks[bi].kind in PROSE_KINDS
-        }
-        others = [bi for bi in section if blocks[bi].kind not in PROSE_KINDS]
-        if mine and mine <= drop and not others:
-            drop -= mine
-            for bi, si in mine:
-                s = blocks[bi].sentences[si]
-                first_copy = first[" ".join(s.text.split())]
-                extra[first_copy] = [
-                    c
-                    for c in extra.get(first_copy, [])
-                    if c not in s.cites or c in blocks[first_copy[0]].sentences[first_copy[1]].cites
-                ]
+    drop = {at for at, _ in repeats} - _whole_sections(blocks, {at for at, _ in repeats})
     if not drop:
         return blocks
+    extra: dict[tuple[int, int], list] = {}
+    for (bi, si), to in repeats:
+        if (bi, si) in drop:
+            extra.setdefault(to, []).extend(blocks[bi].sentences[si].cites)
     out = []
     for bi, b in enumerate(blocks):
         if b.kind not in PROSE_KINDS or b.kind == "note":
@@ -206,15 +190,21 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
     return prune(out)
 
 
-def _entries(blocks: list[Block]) -> list[list[int]]:
-    """The block indexes of each level-2 section's content (what follows its heading up to the
-    next level-2 heading; sub-headings aside)."""
-    out: list[list[int]] = []
+def _whole_sections(blocks: list[Block], repeats: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The repeats that are all a heading's own text says (up to the next heading), with nothing
+    else under it: dropping them would take the heading off the page."""
+    out: set[tuple[int, int]] = set()
+    sections: list[list[int]] = []
     for bi, b in enumerate(blocks):
-        if b.kind == "heading" and b.level <= 2:
-            out.append([])
-        elif out and b.kind != "heading":
-            out[-1].append(bi)
+        if b.kind == "heading":
+            sections.append([])
+        elif sections:
+            sections[-1].append(bi)
+    for section in sections:
+        mine = {(bi, si) for bi in section for si in range(len(blocks[bi].sentences))}
+        merged = all(blocks[bi].kind in PROSE_KINDS and blocks[bi].kind != "note" for bi in section)
+        if mine and merged and mine <= repeats:
+            out |= mine
     return out
 
 

@@ -82,13 +82,15 @@ class Names:
         name used as a verb ('it can help')."""
         if not self.targets:
             return []
-        stems = [stem(w) for w in _WORD.findall(text)]
+        stems = list(map(stem, _WORD.findall(text)))
         lengths, targets = self.lengths, self.targets
         toks: list[re.Match] = []  # the words with their places, found once a name is
         out = []
-        i, n = 0, len(stems)
-        while i < n:
-            for size in lengths.get(stems[i], ()):
+        n, taken = len(stems), 0  # words before ``taken`` are part of a name found
+        for i in [i for i, s in enumerate(stems) if s in lengths]:  # where a name could start
+            if i < taken:
+                continue
+            for size in lengths[stems[i]]:
                 key = tuple(stems[i : i + size])
                 if len(key) == size and key in targets:
                     toks = toks or list(_WORD.finditer(text))
@@ -102,10 +104,8 @@ class Names:
                     common = key in self.proper and not _written_as_name(text, toks[i])
                     if not verb and not common and not _continued(text, last, after):
                         out.append((toks[i].start(), last.end(), key))
-                    i += size
+                    taken = i + size
                     break
-            else:
-                i += 1
         return out
 
     def keys_in(self, text: str) -> set[tuple[str, ...]]:
@@ -215,14 +215,26 @@ def rank_see_also(
         for s in sources.get(p, ()):
             by_source[s].add(p)
     order = {p: i for i, p in enumerate(pages)}
+    linking: dict[str, list[str]] = defaultdict(list)  # page → the pages that link to it
+    for q, targets in linked.items():
+        for t in targets:
+            linking[t].append(q)
+    mates: dict[str, list[str]] = defaultdict(list)  # series → its parts, in page order
+    part: dict[str, int] = {}  # page → its place in its series
+    for q in pages:
+        if series.get(q):
+            part[q] = len(mates[series[q]])
+            mates[series[q]].append(q)
+    kin: dict[str, list[str]] = defaultdict(list)  # family → its pages
+    for q, fam in families.items():
+        kin[fam].append(q)
     out = {}
     for p in pages:
         score: Counter = Counter()
         for q in linked.get(p, ()):
             score[q] += 3
-        for q, targets in linked.items():
-            if p in targets:
-                score[q] += 3
+        for q in linking.get(p, ()):
+            score[q] += 3
         for s in sources.get(p, ()):
             for q in by_source[s]:
                 score[q] += 1
@@ -232,14 +244,12 @@ def rank_see_also(
                 for q in share:  # exact: a float sum would depend on the order of the set
                     score[q] += Fraction(2, len(share))
         if series.get(p):
-            mates = [q for q in pages if series.get(q) == series[p]]
-            i = mates.index(p)
-            for q in mates[max(0, i - 1) : i + 2]:
+            i = part[p]
+            for q in mates[series[p]][max(0, i - 1) : i + 2]:
                 score[q] += 2
         if families.get(p):
-            for q, fam in families.items():
-                if fam == families[p]:
-                    score[q] += 1
+            for q in kin[families[p]]:
+                score[q] += 1
         score.pop(p, None)
         ranked = sorted((q for q, s in score.items() if s >= 1), key=lambda q: (-score[q], order[q]))
         out[p] = tuple(ranked[:limit])

@@ -19,12 +19,15 @@ from ..core.facts import field_label, is_bookkeeping, is_unknown, label, prose_f
 from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable
 from ..core.models import SourceDoc
+from ..core.pool import each
 from . import grouping, guides, versions
+from .corpus import Corpus
 from .disagreements import Disagreement, disagreements
 from .gather import FACETS, gather
 from .librarian.extract import (
     _IMAGE,
     MentionIndex,
+    Vocabulary,
     aliases,
     dated_title,
     device_facts,
@@ -44,7 +47,7 @@ from .links import (
     rank_see_also,
 )
 from .schema import SINGLE_PAGE_TYPES, Comparison, Device, TopicRule, WikiSchema
-from .timeline import Timeline, document_frequencies, sentences_of, timeline
+from .timeline import Timeline, sentences_of, timeline
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class Plan:
     disputes: list[Disagreement] = field(default_factory=list)  # sources naming different things for one job
     proper: frozenset = frozenset()  # subject names that link only where written as names (links.Names)
     notes: list[str] = field(default_factory=list)  # configured pages left out, and why
+    vocabulary: Vocabulary | None = field(default=None, repr=False)  # word frequencies, for keywords
 
     def target(self, path: str, anchor: str = "") -> Target | None:
         """Where a source (or one of its sections) is shown whole: its home, at its heading."""
@@ -446,10 +450,11 @@ class _Pages:
         return out
 
 
-def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
+def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     """Every page of the wiki and the sources each is made from, in a fixed order: devices,
     comparisons, guides, topics (the home of every other source), device families; then what
-    the whole KB yields (the timeline, disagreements, the change list, the glossary, links)."""
+    the whole KB yields (the timeline, disagreements, the change list, the glossary, links).
+    ``jobs`` processes read the documents' text where each is read on its own."""
     superseded = supersession(docs, schema.versions)
     pages = _Pages(schema, superseded)
     facts_config = {
@@ -459,10 +464,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
     }
     device_specs = plan_devices(pages, schema, docs, facts_config)
     notes = plan_comparisons(pages, schema, docs, device_specs)
-    current = [d for d in docs if d.path not in superseded]
-    said = {d.path: sentences_of(d) for d in current}
-    df = document_frequencies(current)
-    tl = timeline(docs, superseded, said, df)
+    corpus = Corpus(docs, superseded, jobs)
+    tl = timeline(docs, superseded, corpus.said, corpus.stems)
     plan_guides(pages, schema, docs, tl, device_specs)
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
@@ -479,7 +482,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema) -> Plan:
             )
     plan_hubs(pages, docs, device_specs)
     the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes, timeline=tl)
-    plan_kb_wide(the_plan, pages, docs, said, df)
+    the_plan.vocabulary = corpus.vocabulary
+    plan_kb_wide(the_plan, pages, corpus)
     return the_plan
 
 
@@ -779,17 +783,17 @@ def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]
         pages.add("hub", slug, title, sorted({f[0] for f in found if f}), {"models": models})
 
 
-def plan_kb_wide(the_plan: Plan, pages: _Pages, docs: list[SourceDoc], said: dict, df: Counter) -> None:
+def plan_kb_wide(the_plan: Plan, pages: _Pages, corpus: Corpus) -> None:
     """What only the whole KB shows: the change list (from the plan's timeline of changed
     statements), disagreements between sources, the glossary, and the links between pages."""
-    current = [d for d in docs if d.path not in the_plan.superseded_by]
-    the_plan.disputes = disagreements(current, said, df)
+    docs, current, said = corpus.docs, corpus.current, corpus.said
+    the_plan.disputes = disagreements(current, said, corpus.stems)
     chains = change_entries(the_plan.timeline)
     if chains:
         sources = sorted({s[0] for c in chains for s in c["statements"]})
         pages.add("changes", "changes", "What changed", sources, {"chains": chains})
     terms = definitions(current, said)
-    subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms])
+    subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms], corpus.jobs)
     entries = glossary(terms, subjects)
     if entries:
         pages.add("glossary", "glossary", "Glossary", sorted({e[1] for e in entries}), {"entries": entries})
@@ -909,7 +913,9 @@ class Subjects:
     counts: Counter  # name key → documents using it
 
 
-def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = ()) -> Subjects:
+def find_subjects(
+    the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = (), jobs: int = 1
+) -> Subjects:
     """Anchor every source's entry on its home, and scan every current document once for the
     names of devices and entries (and ``extra`` names, such as glossary terms).
 
@@ -958,7 +964,8 @@ def find_subjects(the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, 
     proper |= {k for k in by_name if len(k) == 1 and k not in things}
     probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")), frozenset(proper))
     current = [d for d in docs if d.path not in the_plan.superseded_by]
-    in_doc = {d.path: probe.keys_in(d.title + "\n" + plain_inline(d.body)) for d in current}
+    found = each(lambda d: probe.keys_in(d.title + "\n" + plain_inline(d.body)), current, jobs)
+    in_doc = {d.path: keys for d, keys in zip(current, found, strict=True)}
     counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
     names = dict(devices)
     common = max(2, COMMON_SHARE * len(current))  # a name most documents use says nothing as a link
@@ -1021,7 +1028,8 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
     series = {
         s.path: s.title.split(":", 1)[0].rstrip(" 0123456789") for s in the_plan.pages if s.type == "topic"
     }
-    series = {p: s for p, s in series.items() if list(series.values()).count(s) > 1}
+    parts = Counter(series.values())
+    series = {p: s for p, s in series.items() if parts[s] > 1}
     families = {s.path: s.config["family"] for s in the_plan.pages if s.config.get("family")}
     the_plan.see_also = rank_see_also(
         [s.path for s in the_plan.pages],

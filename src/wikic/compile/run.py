@@ -6,19 +6,17 @@ fingerprint changed, verifies every citation, and only then writes: pages, index
 
 from __future__ import annotations
 
+import gc
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
-import yaml
-
 from .. import __version__
 from ..core.errors import ConfigError
 from ..core.fsutil import (
-    atomic_write,
     canonical_json,
     kb_lock,
     refuse_folder_links,
@@ -27,10 +25,11 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import SourceDoc
+from ..core.pool import default_jobs, slices
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
+from . import workers
 from .citations import Verifier
-from .draft import Draft, Navigation, render_body
-from .finish import finish_draft
+from .draft import Navigation
 from .index import (
     Entry,
     append_log,
@@ -40,7 +39,6 @@ from .index import (
     write_index,
 )
 from .librarian.base import Librarian, PageJob
-from .librarian.extract import Vocabulary
 from .librarian.offline import DERIVED_TYPES, OfflineLibrarian, quantity
 from .links import Target
 from .pageplan import PageSpec, Plan, section_keys
@@ -59,11 +57,13 @@ from .state import (
     load_state,
     managed_pages,
     pending_log,
+    plan_record,
     read_facts,
     record_pending,
     save_state,
     wiki_hashes,
 )
+from .workers import PageOut, Shared, Task, merge_counts
 
 WIKI = "wiki"
 Progress = Callable[[str, int, int | None], None]
@@ -141,22 +141,6 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
     )
 
 
-def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian, nav: Navigation) -> str:
-    meta = {
-        "title": draft.title,
-        "type": spec.type,
-        "summary": " ".join(draft.summary.split()),
-        "keywords": list(draft.keywords),
-        "sources": list(spec.sources),
-        "wikic": {"fingerprint": fp, "backend": lib.name, "model": lib.model, "version": __version__},
-    }
-    head = yaml.dump(meta, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{head}---\n\n{render_body(draft, spec.path, nav)}"
-
-
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter where PyYAML has it
-
-
 def make_librarian(
     schema: WikiSchema,
     backend: str | None,
@@ -223,6 +207,7 @@ class Work:
     kept: set[str]  # pages left as they are: made from a layer-1 file that cannot be read
     jobs: list[tuple[PageSpec, str, PageJob]]
     to_remove: list[str]
+    fingerprints: dict[str, str]  # planned page → its fingerprint
 
     @property
     def docs_list(self) -> list[SourceDoc]:
@@ -240,16 +225,18 @@ def compile_wiki(
     batch: bool = False,
     pages: list[str] | None = None,
     limit: int | None = None,
+    jobs: int | None = None,
 ) -> CompileReport:
     """Compile layer 1 into the wiki. ``pages`` (wiki paths or page names) and ``limit`` (the
     first N pages that need it) compile a subset, to try a model or a prompt on a few pages; the
-    other pages are left as they are, and nothing is removed."""
+    other pages are left as they are, and nothing is removed. ``jobs`` processes make the pages
+    (by default one per core); the wiki is the same for any number."""
     started = time.perf_counter()
     report = CompileReport()
     schema = load_wiki_schema(root)
     lib = librarian or make_librarian(schema, backend, environ, report, batch)
     report.backend, report.model = lib.name, lib.model
-    with kb_lock(root):
+    with kb_lock(root), _long_lived():
         refuse_folder_links(root, WIKI)
         remove_stale_temps(root / WIKI)
         inputs = read_inputs(root, lib)
@@ -257,20 +244,32 @@ def compile_wiki(
         if inputs.unchanged and not dry_run and pages is None:
             restore_report(report, inputs.state)
         else:
-            work = plan_work(root, inputs, schema, lib, report, indexed=not dry_run)
+            jobs = jobs or default_jobs()
+            work = plan_work(root, inputs, schema, lib, report, jobs, indexed=not dry_run)
             if pages is not None or limit is not None:
                 work.jobs, report.skipped = select_jobs(work.jobs, work.plan, pages, limit)
                 work.to_remove = []
             if dry_run:
                 report.plan = dry_run_rows(work, schema, lib)
             else:
-                finals, outputs = draft_pages(work, schema, lib, report, progress)
-                publish(root, inputs, work, finals, outputs, schema, report)
+                drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
+                publish(root, inputs, work, drafted, schema, report, jobs)
                 docs = work.docs
         if not dry_run:
-            update_index(root, schema.semantic, docs, report)
+            update_index(root, schema.semantic, docs, report, jobs or default_jobs())
     report.seconds = time.perf_counter() - started
     return report
+
+
+@contextmanager
+def _long_lived() -> Iterator[None]:
+    """What a compile reads and plans lives until it ends: ``plan_work`` moves it out of the
+    garbage collector's sight (``gc.freeze``), so that its passes over the objects a page makes
+    do not walk the whole KB again and again; it is handed back when the compile ends."""
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def read_inputs(root: Path, lib: Librarian) -> Inputs:
@@ -290,7 +289,12 @@ def restore_report(report: CompileReport, state: dict) -> None:
 
 @contextmanager
 def planning_vectors(
-    root: Path, schema: WikiSchema, docs: dict[str, SourceDoc], report: CompileReport, indexed: bool
+    root: Path,
+    schema: WikiSchema,
+    docs: dict[str, SourceDoc],
+    report: CompileReport,
+    indexed: bool,
+    jobs: int = 1,
 ) -> Iterator[None]:
     """Where the planner's vectors come from: layer 1 goes into the search index first (a changed
     section is embedded there, once) and the planner reads the index's vectors; a dry run, which
@@ -299,7 +303,7 @@ def planning_vectors(
         yield
         return
     with IndexStore(root) as index:
-        index.update_for(report, docs=docs, semantic=schema.semantic)
+        index.update_for(report, docs=docs, semantic=schema.semantic, jobs=jobs)
         with stored_in(index.conn):
             yield
 
@@ -310,17 +314,22 @@ def plan_work(
     schema: WikiSchema,
     lib: Librarian,
     report: CompileReport,
+    jobs: int = 1,
     indexed: bool = True,
 ) -> Work:
-    """Parse layer 1, plan every page, and keep the jobs whose fingerprint changed (or whose page
-    was edited by hand since the last compile wrote it). ``indexed``: the search index is brought
-    up to date first and lends the planner its vectors (not on a dry run)."""
+    """Parse layer 1, plan every page (in ``jobs`` processes where the plan reads each document on
+    its own), and keep the pages whose fingerprint changed (or whose page was edited by hand
+    since the last compile wrote it). ``indexed``: the search index is brought up to date first
+    and lends the planner its vectors (not on a dry run)."""
     skipped: dict[str, str] = {}
     docs_list = load_layer1(root, inputs.files, skipped)
+    inputs.files = {}  # parsed: the bytes are not needed again
     report.unreadable = list(skipped.values())
     docs = {d.path: d for d in docs_list}
-    with planning_vectors(root, schema, docs, report, indexed):
-        the_plan = make_plan(docs_list, schema)
+    with planning_vectors(root, schema, docs, report, indexed, jobs):
+        gc.freeze()
+        the_plan = make_plan(docs_list, schema, jobs)
+        gc.freeze()
     report.unplaced, report.reasons = the_plan.unplaced, the_plan.reasons
     report.notes += the_plan.notes
     unanchored = model_written(the_plan, lib.name)
@@ -328,12 +337,13 @@ def plan_work(
     existing = managed_pages(root)
     kept = {p for p, meta in existing.items() if set(map(str, meta.get("sources") or ())) & set(skipped)}
     last_written = (inputs.state or {}).get("outputs", {})
-    vocabulary = Vocabulary(docs_list)
+    vocabulary = the_plan.vocabulary
     jobs: list[tuple[PageSpec, str, PageJob]] = []
+    fingerprints: dict[str, str] = {}
     for spec in the_plan.pages:
         if spec.path in kept:
             continue
-        fp = fingerprint(spec, docs, schema, lib, navs[spec.path])
+        fp = fingerprints[spec.path] = fingerprint(spec, docs, schema, lib, navs[spec.path])
         old = existing.get(spec.path)
         hand_edited = spec.path in last_written and last_written[spec.path] != inputs.written.get(spec.path)
         if old and old["wikic"].get("fingerprint") == fp and spec.path in inputs.written and not hand_edited:
@@ -347,7 +357,7 @@ def plan_work(
         jobs.append((spec, fp, job))
     planned = {s.path for s in the_plan.pages}
     to_remove = sorted(p for p in existing if p not in planned and p not in kept)
-    return Work(docs, the_plan, navs, existing, kept, jobs, to_remove)
+    return Work(docs, the_plan, navs, existing, kept, jobs, to_remove, fingerprints)
 
 
 def dry_run_rows(work: Work, schema: WikiSchema, lib: Librarian) -> list[dict]:
@@ -359,11 +369,18 @@ def dry_run_rows(work: Work, schema: WikiSchema, lib: Librarian) -> list[dict]:
 
 
 def draft_pages(
-    work: Work, schema: WikiSchema, lib: Librarian, report: CompileReport, progress: Progress | None
-) -> tuple[dict[str, Draft], dict[str, str]]:
+    root: Path,
+    inputs: Inputs,
+    work: Work,
+    schema: WikiSchema,
+    lib: Librarian,
+    report: CompileReport,
+    progress: Progress | None,
+    jobs: int,
+) -> list[PageOut]:
     """Draft every job, verify and finish each draft, and render the pages that keep a verified
-    sentence: ({path: final draft}, {path: page text}). Nothing is written yet."""
-    verifier = Verifier(work.docs_list, schema.min_overlap)
+    sentence, in plan order, each changed page's text staged beside it (see ``workers``).
+    Nothing is published yet."""
     total = len(work.jobs)
     done = [0]
 
@@ -372,50 +389,51 @@ def draft_pages(
         if progress:
             progress("compile", done[0], total)
 
+    tasks = [Task(spec, fp, job) for spec, fp, job in work.jobs]
     # Overviews, the glossary and the change list are made from the plan alone, by any backend.
-    all_jobs = [job for _, _, job in work.jobs]
-    derived = [job for job in all_jobs if job.spec.type in DERIVED_TYPES]
-    others = [job for job in all_jobs if job.spec.type not in DERIVED_TYPES]
-    by_job = dict(zip(map(id, derived), OfflineLibrarian().write(derived, advance), strict=True))
-    by_job.update(zip(map(id, others), lib.write(others, advance) if others else [], strict=True))
-    finals: dict[str, Draft] = {}
-    outputs: dict[str, str] = {}
+    others = [t for t in tasks if t.spec.type not in DERIVED_TYPES]
+    if lib.name != OfflineLibrarian.name and others:
+        for task, draft in zip(others, lib.write([t.job for t in others], advance), strict=True):
+            task.offline, task.draft = False, draft
+    verifier = Verifier(work.docs_list, schema.min_overlap)
+    shared = Shared(root, schema, verifier, lib, inputs.written, tasks)
     causes = getattr(lib, "failures", {})
-    for spec, fp, job in work.jobs:
-        draft = by_job[id(job)]
-        outline = schema.page_types[spec.type].sections if spec.type in schema.page_types else ()
-        final = finish_draft(job, draft, lib, verifier, report, outline) if draft is not None else None
-        if final is None:
-            report.failed.append(spec.path)
-            report.causes[spec.path] = causes.get(spec.path, "no verifiable sentence remained")
-            continue
-        outputs[spec.path] = render_page(spec, final, fp, lib, work.navs[spec.path])
-        finals[spec.path] = final
+    out: list[PageOut] = []
+    try:
+        for page in workers.pages(shared, jobs, advance):
+            out.append(page)
+            merge_counts(report, page.report)
+            page.report = CompileReport()
+            if page.entry is None:
+                report.failed.append(page.path)
+                report.causes[page.path] = causes.get(page.path, "no verifiable sentence remained")
+            elif page.staged is None:
+                report.unchanged += 1
+    except BaseException:
+        for page in out:
+            if page.staged:
+                Path(page.staged).unlink(missing_ok=True)
+        raise
     report.usage = lib.usage
     report.notes += getattr(lib, "notes", [])  # LLM backends: pages the provider failed on
-    return finals, outputs
+    return out
 
 
 def publish(
     root: Path,
     inputs: Inputs,
     work: Work,
-    finals: dict[str, Draft],
-    outputs: dict[str, str],
+    pages: list[PageOut],
     schema: WikiSchema,
     report: CompileReport,
+    jobs: int = 1,
 ) -> None:
-    """Write what changed. Everything is gathered first; the log entry goes into the compile
-    state before any page, so a run that dies while writing is logged by the rerun."""
-    writes: dict[str, str] = {}
-    for path, text in outputs.items():
-        old_text = (root / path).read_text("utf-8") if (root / path).exists() else None
-        if old_text == text:
-            report.unchanged += 1
-            continue
-        writes[path] = text
-        (report.changed if old_text is not None else report.added).append(path)
-        report.diffstat.append((path, *diffstat(old_text, text)))
+    """Publish what changed. The log entry goes into the compile state before any page is moved
+    into place, so a run that dies while publishing is logged by the rerun."""
+    staged = [p for p in pages if p.staged]
+    for page in staged:
+        (report.changed if page.existed else report.added).append(page.path)
+        report.diffstat.append((page.path, *page.diffstat))
     for path in work.to_remove:
         report.removed.append(path)
         report.diffstat.append((path, *diffstat((root / path).read_text("utf-8"), None)))
@@ -424,50 +442,57 @@ def publish(
     entry = pending_log(
         root, inputs.state, report, changed_sources(inputs.state, work.docs, report, work.plan)
     )
-    for path, text in writes.items():
-        atomic_write(root / path, text)
+    for page in staged:
+        os.replace(page.staged, root / page.path)
     for path in work.to_remove:
         (root / path).unlink()
     _remove_empty_dirs(root / WIKI)
+    drafted = {p.path: p for p in pages if p.entry is not None}
     entries = apply_overrides(
-        _index_entries(work.plan, finals, work.existing, work.kept), load_overrides(root)
+        _index_entries(work.plan, {p: d.entry for p, d in drafted.items()}, work.existing, work.kept),
+        load_overrides(root),
     )
     report.index_changed = write_index(root, render_index(entries, schema.index_budget))
-    report.coverage = measure_coverage(root, work.docs_list, work.plan, finals)
+    report.coverage = measure_coverage(root, work.docs_list, work.plan, drafted, jobs)
     if entry:
         append_log(root, entry)
     if not report.failed and not report.unreadable and not report.skipped:
         write_json_artifact(root / FACTS, {"facts": known}, STATE_VERSION)
-        save_state(root, inputs.digest, report, len(work.plan.pages), work.docs, len(work.existing))
+        planned = plan_record(work.plan, work.fingerprints, report.backend, report.model)
+        save_state(root, inputs.digest, report, len(work.plan.pages), work.docs, len(work.existing), planned)
     elif entry:
         record_pending(root, inputs.state, None)
 
 
-def measure_coverage(root: Path, docs: list[SourceDoc], the_plan: Plan, drafts: dict[str, Draft]) -> dict:
+def measure_coverage(
+    root: Path, docs: list[SourceDoc], the_plan: Plan, drafted: dict[str, PageOut], jobs: int = 1
+) -> dict:
     """How much of layer 1 the wiki shows (``coverage``), with a one-line summary: the pages just
-    drafted (their cited sentences and cells) and the other planned pages as they are on disk."""
-    from .coverage import cited_texts, lines_of, measure
+    drafted (their cited sentences and cells) and the other planned pages as they are on disk;
+    the documents are measured in ``jobs`` processes."""
+    from .coverage import Coverage, cited_texts, lines_of, measure
 
-    pairs = [pair for d in drafts.values() for pair in statements_of(d.blocks)]
+    pairs = [pair for page in drafted.values() for pair in page.statements]
     for spec in the_plan.pages:
-        if spec.path not in drafts and (root / spec.path).exists():
+        if spec.path not in drafted and (root / spec.path).exists():
             pairs += lines_of(spec.path, (root / spec.path).read_text("utf-8"))
-    found = measure(docs, cited_texts(pairs), the_plan.reasons, the_plan.superseded_by)
+    cited = cited_texts(pairs)
+
+    def part(chunk: Sequence[SourceDoc]) -> Coverage:
+        return measure(chunk, cited, the_plan.reasons, the_plan.superseded_by)
+
+    found = Coverage.joined(slices(part, docs, jobs))
     return {"summary": found.summary(), **found.as_dict()}
 
 
-def statements_of(blocks) -> list[tuple[str, list[str]]]:
-    """(text, cited layer-1 paths) of every cited sentence and table cell of a draft."""
-    out = [(s.text, [c.path for c in s.cites]) for b in blocks for s in b.sentences if s.cites]
-    out += [(c.text, [x.path for x in c.cites]) for b in blocks for row in b.rows for c in row if c.cites]
-    return out
-
-
 def _index_entries(
-    the_plan: Plan, finals: dict[str, Draft], existing: dict[str, dict], kept: set[str] = frozenset()
+    the_plan: Plan,
+    drafted: dict[str, tuple[str, str, tuple[str, ...]]],
+    existing: dict[str, dict],
+    kept: set[str] = frozenset(),
 ) -> list[Entry]:
-    """One entry per planned page on disk, and per page kept as it was: from its new draft, else
-    from the frontmatter read earlier."""
+    """One entry per planned page on disk, and per page kept as it was: from its new draft (its
+    title, summary and keywords), else from the frontmatter read earlier."""
     entries = []
     specs = [(s.path, s.type, s.title) for s in the_plan.pages]
     planned = {p for p, _, _ in specs}
@@ -476,9 +501,8 @@ def _index_entries(
         for p in sorted(kept - planned)
     ]
     for path, kind, default_title in specs:
-        if path in finals:
-            d = finals[path]
-            title, summary, kws = d.title, d.summary, d.keywords
+        if path in drafted:
+            title, summary, kws = drafted[path]
         elif path in existing:
             meta = existing[path]
             title, summary, kws = (

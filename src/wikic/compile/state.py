@@ -58,9 +58,13 @@ def managed_pages(root: Path) -> dict[str, dict]:
 
 def input_digest(root: Path, files: dict[str, bytes], lib: Librarian) -> str:
     """Everything a compile reads: layer-1 bytes, the schema files, backend, model and version."""
-    schema_files = [(name, _file_hash(root / "schema" / name)) for name in SCHEMA_FILES]
     layer1 = [(rel, sha256_tag(data)) for rel, data in files.items()]
-    return sha256_tag(canonical_json([layer1, schema_files, lib.name, lib.model, __version__]))
+    return sha256_tag(canonical_json([layer1, schema_hashes(root), lib.name, lib.model, __version__]))
+
+
+def schema_hashes(root: Path) -> list[tuple[str, str | None]]:
+    """(name, hash) of each schema file a compile reads (None: absent)."""
+    return [(name, _file_hash(root / "schema" / name)) for name in SCHEMA_FILES]
 
 
 def _file_hash(path: Path) -> str | None:
@@ -91,8 +95,10 @@ def save_state(
     pages: int,
     docs: dict[str, SourceDoc],
     pages_before: int = 0,
+    plan: dict | None = None,
 ) -> None:
-    """What this compile read and wrote, and how many pages the wiki had before and after it."""
+    """What this compile read and wrote, how many pages the wiki had before and after it, and
+    what ``check`` reads of its plan (``plan_record``)."""
     after = pages_before + len(report.added) - len(report.removed)
     state = {
         "digest": digest,
@@ -103,8 +109,38 @@ def save_state(
         "coverage": report.coverage,
         "layer1": {p: d.sha256 for p, d in docs.items()},
         "wiki_pages": {"before": pages_before, "after": after},
+        "schema": schema_hashes(root),
+        "version": __version__,
+        "plan": plan or {},
     }
     write_json_artifact(root / STATE, state, STATE_VERSION)
+
+
+def plan_record(plan: Plan, fingerprints: dict[str, str], backend: str, model: str) -> dict:
+    """What ``check`` needs of a plan, so that it need not plan again while layer 1 and the schema
+    are as this compile read them: each planned page's fingerprint and sources, the superseded
+    documents, the disagreements found, and what the plan says each page is about."""
+    return {
+        "backend": backend,
+        "model": model,
+        "pages": {s.path: [fingerprints.get(s.path), list(s.sources)] for s in plan.pages},
+        "about": {s.path: s.config["about"] for s in plan.pages if s.config.get("about")},
+        "superseded_by": plan.superseded_by,
+        "disputes": [
+            [
+                d.kind,
+                d.a.doc.path,
+                d.a.anchor,
+                d.a.text,
+                d.choice_a,
+                d.b.doc.path,
+                d.b.anchor,
+                d.b.text,
+                d.choice_b,
+            ]
+            for d in plan.disputes
+        ],
+    }
 
 
 def pending_log(root: Path, state: dict | None, report: CompileReport, sources: list[str]) -> str:

@@ -20,7 +20,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..core.bm25 import tokens
-from ..core.markdown import STOPWORDS, code_lines, is_table_start, plain_inline, readable, split_sentences
+from ..core.markdown import (
+    STOPWORDS,
+    Section,
+    code_lines,
+    is_table_start,
+    plain_inline,
+    readable,
+    split_sentences,
+)
 from ..core.models import SourceDoc
 from .citations import stem
 
@@ -276,25 +284,53 @@ def timeline(
                 change = _change(doc, section, sentence, m, when, common)
                 if change is not None:
                     out.changes.append(change)
-    for c in out.changes:
-        for doc in current:
-            when = date_of(doc)
-            if not when or when >= c.statement.date or doc.path == c.statement.doc.path:
-                continue
-            for anchor, sentence in said.get(doc.path, ()):
-                section = sections[(doc.path, anchor)]
-                if c.old not in quantities(sentence).get(c.unit, frozenset()):
-                    continue
-                if not _related(_context(section.heading, sentence, common), c.context):
-                    continue
-                words_said = {stem(w) for w in tokens(f"{section.heading} {sentence}")}
-                if c.scope and not c.scope & words_said:
-                    continue  # the change holds only 'while you are away'; this is about the rest
-                if c.new in quantities(section.heading + " " + plain_inline(section.text)).get(c.unit, ()):
-                    continue  # its own section states the new value too: it tells the history
-                st = Statement(doc, section.anchor, sentence, when)
-                out.outdated.setdefault(doc.path, {}).setdefault(sentence, (c, st))
+    if out.changes:
+        _outdate(out, current, said, sections, common)
     return out
+
+
+def _outdate(
+    out: Timeline,
+    current: list[SourceDoc],
+    said: dict[str, list[tuple[str, str]]],
+    sections: dict[tuple[str, str], Section],
+    common: set[str],
+) -> None:
+    """The older statements each change outdates: every dated sentence is read once for the old
+    values the changes name, and each change then looks only at the sentences stating its own."""
+    wanted = {(c.unit, c.old) for c in out.changes}
+    stating: dict[tuple[str, str], list[tuple[SourceDoc, str, str]]] = defaultdict(list)
+    for doc in current:
+        if not date_of(doc):
+            continue
+        for anchor, sentence in said.get(doc.path, ()):
+            if not _DIGIT.search(sentence):
+                continue
+            for unit, values in quantities(sentence).items():
+                for value in values:
+                    if (unit, value) in wanted:
+                        stating[(unit, value)].append((doc, anchor, sentence))
+    whole: dict[tuple[str, str], dict[str, frozenset[str]]] = {}  # a section's own quantities
+    for c in out.changes:
+        for doc, anchor, sentence in stating.get((c.unit, c.old), ()):
+            when = date_of(doc)
+            if when >= c.statement.date or doc.path == c.statement.doc.path:
+                continue
+            section = sections[(doc.path, anchor)]
+            if not _related(_context(section.heading, sentence, common), c.context):
+                continue
+            words_said = {stem(w) for w in tokens(f"{section.heading} {sentence}")}
+            if c.scope and not c.scope & words_said:
+                continue  # the change holds only 'while you are away'; this is about the rest
+            if (doc.path, anchor) not in whole:
+                whole[(doc.path, anchor)] = quantities(section.heading + " " + plain_inline(section.text))
+            if c.new in whole[(doc.path, anchor)].get(c.unit, ()):
+                continue  # its own section states the new value too: it tells the history
+            st = Statement(doc, section.anchor, sentence, when)
+            out.outdated.setdefault(doc.path, {}).setdefault(sentence, (c, st))
+
+
+_DIGIT = re.compile(r"\d")
 
 
 def _change(doc, section, sentence: str, m: re.Match, when: str, common: set[str]) -> Change | None:

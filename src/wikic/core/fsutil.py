@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +28,19 @@ def sha256_tag(data: bytes) -> str:
 
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write via a temp file in the same folder, then ``os.replace``: readers never see half a file."""
+    tmp = stage_write(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def stage_write(path: Path, data: bytes | str) -> Path:
+    """Write ``data`` to a new temp file beside ``path`` (``.name.XXXX.tmp``) and return it: an
+    ``os.replace`` onto ``path`` publishes it whole. A killed writer's temp files are removed by
+    ``remove_stale_temps``."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,11 +58,11 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return tmp
 
 
 def write_if_changed(path: Path, data: bytes | str) -> bool:
@@ -100,7 +114,9 @@ def write_json_artifact(path: Path, data: dict, schema_version: int) -> bool:
 
 @contextlib.contextmanager
 def kb_lock(root: Path, name: str = "kb") -> Iterator[None]:
-    """Serialise concurrent runs on one KB with an advisory lock under ``.wikic/``."""
+    """Serialise concurrent runs on one KB with an advisory lock under ``.wikic/``. A held lock is
+    tried again for up to a second: a compile killed a moment ago releases it only when the last
+    of its worker processes, killed with it, has ended."""
     lock_dir = root / ".wikic"
     lock = lock_dir / f"{name}.lock"
     try:
@@ -111,12 +127,16 @@ def kb_lock(root: Path, name: str = "kb") -> Iterator[None]:
             f"{lock}: cannot be opened as a lock file ({exc.strerror}); remove it (it is rebuilt) and rerun"
         ) from None
     with fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise LockedError(
-                f"another wikic run holds {lock_dir / (name + '.lock')}; wait for it to finish"
-            ) from exc
+        deadline = time.monotonic() + 1.0
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError as exc:
+                if time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    continue
+                raise LockedError(f"another wikic run holds {lock}; wait for it to finish") from exc
         try:
             yield
         finally:

@@ -301,6 +301,11 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def word_matches(text: str) -> Iterator[re.Match]:
+    """The words ``words`` reads, as written and with their places ('Z-Axis' is 'Z' and 'Axis')."""
+    return _WORD.finditer(text)
+
+
 def content_words(text: str) -> set[str]:
     return {w for w in words(text) if w not in STOPWORDS and not w.isdigit() and len(w) > 1}
 

@@ -26,6 +26,7 @@ import math
 import re
 import textwrap
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -42,7 +43,7 @@ from ..core.bm25 import tokens
 from ..core.errors import ConfigError
 from ..core.facts import UNITS as FIELD_UNITS
 from ..core.fsutil import atomic_write
-from ..core.markdown import STOPWORDS, plain_inline, words
+from ..core.markdown import STOPWORDS, plain_inline, word_matches, words
 from ..core.models import SourceDoc
 from ..transform.layer1 import load_layer1
 from ..transform.run import label
@@ -186,6 +187,25 @@ class Corpus:
             self.by_source[d.source].append(d)
         self.texts = [f"{d.title}\n{d.body}" for d in self.docs]
         self.lower = [t.lower() for t in self.texts]
+
+    @cached_property
+    def source_df(self) -> dict[str, Counter]:
+        """In how many documents of each source each word occurs (stopwords aside), counted in one
+        pass that keeps no document's words."""
+        out: dict[str, Counter] = defaultdict(Counter)
+        for d, text in zip(self.docs, self.texts):
+            found = set(words(text))
+            found -= STOPWORDS
+            out[d.source].update(found)
+        return out
+
+    def df(self, sources: Iterable[str] | None = None) -> Counter:
+        """In how many documents (of ``sources``, or all) each word occurs."""
+        total: Counter = Counter()
+        for source, counts in self.source_df.items():
+            if sources is None or source in sources:
+                total.update(counts)
+        return total
 
     def named_in(self, name: str, skip_source: str = "") -> int:
         """How many documents (outside ``skip_source``) name ``name`` as whole words, any case."""
@@ -560,7 +580,7 @@ def record_comparisons(corpus: Corpus, topics: list[Item], device_only: set[str]
 def propose_guides(corpus: Corpus) -> list[Item]:
     """For each intent with material in three or more documents: a guide over all of it, and one
     per subject (a word four or more of those documents' titles and headings share)."""
-    df = Counter(t for text in corpus.texts for t in set(tokens(text)))
+    df = corpus.df()
     n_docs = max(1, len(corpus.docs))
     items: list[Item] = []
     taken: set[str] = set()
@@ -580,7 +600,7 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         if len(matched) < 3:
             continue
         pool = [d for d in corpus.docs if d.source in sources]
-        local = Counter(t for d in pool for t in set(tokens(f"{d.title} {d.body}")))
+        local = corpus.df(sources)
         subjects = _subjects(matched, local, len(pool))
         examples = [h for hs in matched.values() for h in hs]
         query = _query([w for w, _ in cues.most_common(4)], examples, df, n_docs)
@@ -630,7 +650,7 @@ def _subjects(matched: dict[str, list[str]], df: Counter, n_docs: int) -> list[t
     by_word: dict[str, set[str]] = defaultdict(set)
     for path, heads in matched.items():
         for h in heads:
-            for t in tokens(h):
+            for t in tokens(plain_inline(h)):  # the words a reader sees, as ``_phrase`` reads them
                 if t not in CUES and t not in HEADING_WORDS and len(t) > 2 and not t.isdigit():
                     by_word[t].add(path)
     out = []
@@ -645,17 +665,22 @@ def _subjects(matched: dict[str, list[str]], df: Counter, n_docs: int) -> list[t
 
 def _phrase(word: str, heads: list[str]) -> str:
     """The word as the headings write it, with a capitalised neighbour when they usually have one
-    ('os' → 'Acme OS')."""
+    ('os' → 'Acme OS', 'axis' → 'Z-Axis'). ``word`` is one of the headings' ``tokens``."""
     forms: Counter = Counter()
+    joined: set[str] = set()
     for h in heads:
-        raw = re.findall(r"[^\W_][\w'-]*", plain_inline(h))
-        for i, w in enumerate(raw):
-            if w.lower() != word:
+        text = plain_inline(h)
+        found = list(word_matches(text))
+        for i, m in enumerate(found):
+            if m.group().lower() != word:
                 continue
-            forms[w] += 1
-            if i > 0 and raw[i - 1][:1].isupper() and raw[i - 1].lower() not in STOPWORDS | CUES:
-                forms[f"{raw[i - 1]} {w}"] += 1
-    best = max(forms.items(), key=lambda kv: (kv[1] >= 2 and " " in kv[0], kv[1], kv[0]))[0]
+            forms[m.group()] += 1
+            before = found[i - 1].group() if i > 0 else ""
+            if before[:1].isupper() and before.lower() not in STOPWORDS | CUES:
+                gap = "-" if text[found[i - 1].end() : m.start()] == "-" else " "
+                joined.add(phrase := f"{before}{gap}{m.group()}")
+                forms[phrase] += 1
+    best = max(forms.items(), key=lambda kv: (kv[1] >= 2 and kv[0] in joined, kv[1], kv[0]))[0]
     return best if best[:1].isupper() else best.capitalize()
 
 

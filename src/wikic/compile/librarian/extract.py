@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
-from functools import cached_property
+from itertools import chain
 
 from ...core.bm25 import tokens
 from ...core.facts import aliases as field_aliases
@@ -448,18 +447,11 @@ def dated_title(doc: SourceDoc) -> str:
 
 
 class Vocabulary:
-    """Document frequencies over every layer-1 document of a compile, counted on first use and
-    shared by its pages (so distinctive keywords cost one pass over the corpus)."""
+    """Document frequencies over every layer-1 document of a compile, counted once and shared by
+    its pages (so distinctive keywords cost one pass over the corpus, see ``corpus.Corpus``)."""
 
-    def __init__(self, docs: Iterable[SourceDoc]):
-        self._docs = list(docs)
-
-    @cached_property
-    def frequencies(self) -> tuple[int, Counter]:
-        df: Counter = Counter()
-        for d in self._docs:
-            df.update(set(tokens(d.title + " " + d.body)))
-        return max(1, len(self._docs)), df
+    def __init__(self, documents: int, df: Counter):
+        self.frequencies: tuple[int, Counter] = (max(1, documents), df)
 
 
 def aliases(doc: SourceDoc) -> list[str]:
@@ -483,25 +475,25 @@ def keywords(
     fragments, nothing on the deny list, and no word the page only ever writes capitalised
     mid-sentence unless its title or headings do too (that is a person's or a place's name)."""
     head = " ".join(texts[:1])
-    capitalised = Counter(m.group(1).lower() for x in texts for m in _CAPITALISED_WORD.finditer(x))
-    lowered = Counter(w for x in texts for w in _LOWER_WORD.findall(x))
-    proper = {w for w in capitalised if not lowered[w]} - set(words(head))
-    counts = Counter(
-        t for text in texts for t in tokens(text) if len(t) > 2 and _KEYWORD.match(t) and t not in proper
-    )
+    capitalised = {w.lower() for x in texts for w in _CAPITALISED_WORD.findall(x)}
+    lowered = {w for x in texts for w in _LOWER_WORD.findall(x)}
+    proper = capitalised - lowered - set(words(head))
+    found = Counter(chain.from_iterable(map(tokens, texts)))  # each word tested once, not per use
+    counts = {t: c for t, c in found.items() if len(t) > 2 and _KEYWORD.match(t) and t not in proper}
     if vocabulary is not None:
         total, df = vocabulary.frequencies
         score = {t: (1 + math.log(c)) * math.log(1 + total / (1 + df.get(t, 0))) for t, c in counts.items()}
     else:
-        score = dict(counts)
+        score = counts
     given = [e.lower() for e in extra if not denied(e)]
     inside = {w for e in given for w in words(e)}  # 'grove' says nothing 'grove 6' does not
-    ranked = [
-        t
-        for t, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
-        if not denied(t) and t not in inside
-    ]
-    return tuple(list(dict.fromkeys([*given, *ranked]))[:n])
+    chosen = list(dict.fromkeys(given))
+    for t, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0])):
+        if len(chosen) >= n:
+            break
+        if t not in inside and t not in chosen and not denied(t):
+            chosen.append(t)
+    return tuple(chosen[:n])
 
 
 # Words never offered as keywords: profanity and slurs, which record fields (a crop's list of

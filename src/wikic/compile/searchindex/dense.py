@@ -10,6 +10,7 @@ written beside the index when it is missing or damaged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 
 KINDS = ("source", "doc")  # the kinds of chunk (chunks.TABLES) that get vectors
 BATCH = 4096  # texts embedded and stored at a time: memory stays flat on a large knowledge base
+POOLED_FROM = 256  # texts to embed: fewer are embedded here sooner than processes start
 STATE = "dense"  # the meta key of what the vectors are, for which schema/wiki.yaml (DenseState)
+_MODEL: BatchEmbedder | None = None  # the embedder the forked processes of ``_embedding`` inherit
 
 
 def embed_text(title: str, headings: str, body: str) -> str:
@@ -75,25 +78,59 @@ class DenseState:
         )
 
 
-def sync_vectors(conn: sqlite3.Connection, embedder: Callable[[], BatchEmbedder]) -> tuple[int, int]:
-    """Give every chunk of ``KINDS`` its vector and drop the vectors no chunk names: (embedded,
-    removed). ``embedder`` is called only when a text needs embedding; its ``Unavailable`` is the
-    caller's to report."""
+def sync_vectors(
+    conn: sqlite3.Connection, embedder: Callable[[], BatchEmbedder], jobs: int = 1
+) -> tuple[int, int]:
+    """Give every chunk of ``KINDS`` its vector (embedded in ``jobs`` processes) and drop the
+    vectors no chunk names: (embedded, removed). ``embedder`` is called only when a text needs
+    embedding; its ``Unavailable`` is the caller's to report."""
     embedded = removed = 0
-    model: BatchEmbedder | None = None
-    for kind in KINDS:
-        store = vector_store(conn, kind)
-        keys = [k for (k,) in conn.execute("SELECT DISTINCT vkey FROM chunks WHERE kind=?", (kind,))]
-        missing = store.missing(keys)
-        if missing:
-            model = model or embedder()
-            store.put_batches(
-                (part, model.embed([text for _, text in texts]))
-                for part, texts in _texts(conn, kind, missing)
-            )
-            embedded += len(missing)
-        removed += store.keep(keys)
+    embed: Callable[[list[str]], object] | None = None
+    with contextlib.ExitStack() as stack:
+        for kind in KINDS:
+            store = vector_store(conn, kind)
+            keys = [k for (k,) in conn.execute("SELECT DISTINCT vkey FROM chunks WHERE kind=?", (kind,))]
+            missing = store.missing(keys)
+            if missing:
+                pooled = jobs if len(missing) >= POOLED_FROM else 1
+                embed = embed or stack.enter_context(_embedding(embedder(), pooled))
+                store.put_batches(
+                    (part, embed([text for _, text in texts])) for part, texts in _texts(conn, kind, missing)
+                )
+                embedded += len(missing)
+            removed += store.keep(keys)
     return embedded, removed
+
+
+def _embed_part(texts: list[str]) -> object:
+    assert _MODEL is not None
+    return _MODEL.embed(texts)
+
+
+@contextlib.contextmanager
+def _embedding(model: BatchEmbedder, jobs: int) -> Iterator[Callable[[list[str]], object]]:
+    """``model.embed``, or the same done in ``jobs`` processes forked with the model loaded, each
+    embedding consecutive parts of a batch (a text's vector does not depend on its batch)."""
+    from ...core import pool  # here: a search that embeds nothing never imports it
+
+    global _MODEL
+    if jobs <= 1 or not pool.can_fork():
+        yield model.embed
+        return
+    import numpy as np
+
+    _MODEL = model
+    try:
+        with pool.forked(jobs) as processes:
+
+            def embed(texts: list[str]) -> object:
+                cuts = [len(texts) * i // (2 * jobs) for i in range(2 * jobs + 1)]
+                parts = [texts[a:b] for a, b in zip(cuts, cuts[1:])]
+                return np.concatenate(processes.map(_embed_part, parts, chunksize=1))
+
+            yield embed
+    finally:
+        _MODEL = None
 
 
 def _texts(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> Iterator[tuple[list[str], list]]:

@@ -18,7 +18,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -143,11 +143,13 @@ class IndexStore:
         report: CompileReport | None,
         docs: Mapping[str, SourceDoc] | None = None,
         semantic: bool | None = None,
+        jobs: int = 1,
     ) -> UpdateStats:
-        """``update`` as compile runs it (vectors checked, nothing written when nothing
-        changed), what it did added to ``report``: compile brings the index up to date before
-        planning (layer 1's vectors are the planner's) and again after writing pages."""
-        stats = self.update(docs=docs, semantic=semantic, check=True, stamps=False)
+        """``update`` as compile runs it (vectors checked, new texts embedded in ``jobs``
+        processes, nothing written when nothing changed), what it did added to ``report``: compile
+        brings the index up to date before planning (layer 1's vectors are the planner's) and
+        again after writing pages."""
+        stats = self.update(docs=docs, semantic=semantic, check=True, stamps=False, jobs=jobs)
         if report is not None:
             done = report.search_index
             report.search_index = {
@@ -164,6 +166,7 @@ class IndexStore:
         semantic: bool | None = None,
         check: bool = False,
         stamps: bool = True,
+        jobs: int = 1,
     ) -> UpdateStats:
         """Sync with the KB by content hash: only added, changed and deleted files touch the DB.
 
@@ -175,14 +178,14 @@ class IndexStore:
         ``search.semantic`` (None: as remembered for this ``schema/wiki.yaml``, else read from it);
         ``check`` looks for missing vectors even when no file changed. Without ``stamps``, the size
         and time of files found unchanged are noted only along with a change (compile: a run
-        that changed nothing writes nothing)."""
+        that changed nothing writes nothing). ``jobs`` processes embed the texts."""
         try:
             stats = self._update(files, docs, stamps)
         except sqlite3.DatabaseError as exc:
             self._rebuild(exc)
             stats = self._update(files, docs, stamps)
         stats.rebuilt = self.rebuilt
-        self.sync_dense(stats, semantic, check or stats.wrote)
+        self.sync_dense(stats, semantic, check or stats.wrote, jobs)
         return stats
 
     def _update(
@@ -196,8 +199,48 @@ class IndexStore:
             p: (k, h, st) for p, k, h, st in self.conn.execute("SELECT path, kind, sha256, stat FROM files")
         }
         stats = UpdateStats()
-        pending: list[tuple[str, str, str, str, list[Chunk], SourceDoc | None]] = []
         refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
+        sources_changed = False
+        with self.conn:  # one transaction, each changed file written as it is read (one held at a time)
+            for rel, kind, digest, stamp, chunks, doc in self._changed(files, known, docs, stats, refreshed):
+                if rel in known:
+                    self._delete(rel)
+                self.add_chunks(rel, chunks)
+                if doc is not None:
+                    self._add_doc(doc)
+                    sources_changed = True
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
+                )
+                stats.chunks += len(chunks)
+            gone = sorted(set(known) - set(files))
+            stats.removed = len(gone)
+            for rel in gone:
+                self._delete(rel)
+                self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
+            changed = bool(stats.added or stats.changed or gone)
+            if refreshed and (stamps or changed):
+                self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
+            if changed:
+                self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
+        sources_changed = sources_changed or any(known[rel][0] == "source" for rel in gone)
+        if sources_changed or self._supersession()[0] != self._schema_key():
+            with self.conn:
+                self._store_supersession(docs)
+        return stats
+
+    def _changed(
+        self,
+        files: dict[str, str],
+        known: dict[str, tuple[str, str, str]],
+        docs: Mapping[str, SourceDoc] | None,
+        stats: UpdateStats,
+        refreshed: list[tuple[str, str]],
+    ) -> Iterator[tuple[str, str, str, str, list[Chunk], SourceDoc | None]]:
+        """(path, kind, hash, stamp, chunks, layer-1 document) of each file of ``files`` added or
+        changed since ``known``, counted in ``stats``; an unchanged file whose size or time moved
+        goes into ``refreshed``. A file whose size and modification time are what they were when
+        it was indexed, settled, is not read again."""
         now = time.time_ns()
         base = str(self.root)
         for rel, kind in files.items():
@@ -223,38 +266,11 @@ class IndexStore:
             except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
                 stats.skipped.append(str(exc))
                 continue
-            pending.append((rel, kind, digest, stamp, chunks, doc))
             if old is None:
                 stats.added += 1
             else:
                 stats.changed += 1
-        gone = sorted(set(known) - set(files))
-        stats.removed = len(gone)
-        if pending or gone or (refreshed and stamps):
-            with self.conn:
-                for rel in gone:
-                    self._delete(rel)
-                    self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
-                for rel, kind, digest, stamp, chunks, doc in pending:
-                    if rel in known:
-                        self._delete(rel)
-                    self.add_chunks(rel, chunks)
-                    if doc is not None:
-                        self._add_doc(doc)
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
-                    )
-                    stats.chunks += len(chunks)
-                self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
-                if gone or pending:
-                    self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
-        sources_changed = any(known[rel][0] == "source" for rel in gone) or any(
-            p[5] is not None for p in pending
-        )
-        if sources_changed or self._supersession()[0] != self._schema_key():
-            with self.conn:
-                self._store_supersession(docs)
-        return stats
+            yield rel, kind, digest, stamp, chunks, doc
 
     # -- the vectors
 
@@ -263,7 +279,7 @@ class IndexStore:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (STATE,)).fetchone()
         return DenseState.from_json(row[0]) if row else None
 
-    def sync_dense(self, stats: UpdateStats, semantic: bool | None, check: bool) -> None:
+    def sync_dense(self, stats: UpdateStats, semantic: bool | None, check: bool, jobs: int = 1) -> None:
         """Bring the vectors up to date when ``check`` says files changed (or the caller asks), or
         the schema or its ``search.semantic`` changed, or they could not be made last time: with
         it off, nothing is embedded (the vectors already made are kept for when it is on again).
@@ -278,7 +294,7 @@ class IndexStore:
             from .dense import ensure_query_file, sync_vectors
 
             try:
-                stats.embedded, _ = sync_vectors(self.conn, shared_embedder)
+                stats.embedded, _ = sync_vectors(self.conn, shared_embedder, jobs)
                 ensure_query_file(self.root)
             except Unavailable as exc:
                 state.note = str(exc)
@@ -461,9 +477,11 @@ def update_index(
     semantic: bool,
     docs: Mapping[str, SourceDoc] | None = None,
     report: CompileReport | None = None,
+    jobs: int = 1,
 ) -> UpdateStats:
     """Compile's last step: the search index brought up to date with the files just written (and
-    ``docs``, layer 1 as compile parsed it), its vectors checked, so the first query after a
-    compile finds it ready; what it did goes into ``report``. Nothing changed: nothing written."""
+    ``docs``, layer 1 as compile parsed it), its vectors checked (new texts embedded in ``jobs``
+    processes), so the first query after a compile finds it ready; what it did goes into
+    ``report``. Nothing changed: nothing written."""
     with IndexStore(root) as index:
-        return index.update_for(report, docs=docs, semantic=semantic)
+        return index.update_for(report, docs=docs, semantic=semantic, jobs=jobs)

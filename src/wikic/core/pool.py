@@ -1,0 +1,85 @@
+"""Work split over processes forked from this one: they share what it holds in memory (nothing
+is pickled to them), send back only their results, and die with it (a killed compile leaves no
+worker holding its lock). Results come back in order, so the same work gives the same result
+from any number of processes. Where the platform cannot fork, or one process is asked for, the
+work runs here."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.pool import Pool
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_WORK: tuple[Callable[[Sequence[Any]], Any], Sequence[Any]] | None = None  # inherited by the forks
+
+
+def default_jobs() -> int:
+    """One process per core this one may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    if os.getppid() == 1:  # the parent died before the line above
+        os._exit(1)
+
+
+@contextlib.contextmanager
+def forked(jobs: int) -> Iterator[Pool]:
+    """A pool of ``jobs`` processes forked from this one, which sees the objects made so far: they
+    are moved out of the garbage collector's walks while it runs (``gc.freeze``), so that the
+    forks share their memory pages instead of copying them. A caller that froze them first keeps
+    them frozen."""
+    frozen = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
+            yield pool
+    finally:
+        if not frozen:
+            gc.unfreeze()
+
+
+def _slice(bounds: tuple[int, int]) -> Any:
+    assert _WORK is not None
+    fn, items = _WORK
+    return fn(items[bounds[0] : bounds[1]])
+
+
+def slices(fn: Callable[[Sequence[T]], R], items: Sequence[T], jobs: int, per_job: int = 4) -> list[R]:
+    """``fn`` over consecutive slices of ``items`` that together cover them, in order: about
+    ``per_job`` slices per process in ``jobs`` forked processes, or one slice here."""
+    global _WORK
+    n = len(items)
+    if jobs <= 1 or n < 2 * jobs or not can_fork():
+        return [fn(items)]
+    k = min(n, jobs * per_job)
+    cuts = [n * i // k for i in range(k + 1)]
+    _WORK = (fn, items)
+    try:
+        with forked(jobs) as pool:
+            return pool.map(_slice, list(zip(cuts, cuts[1:])), chunksize=1)
+    finally:
+        _WORK = None
+
+
+def each(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
+    """``fn`` of every item, in order (see ``slices``)."""
+    return [r for part in slices(lambda chunk: [fn(x) for x in chunk], items, jobs) for r in part]

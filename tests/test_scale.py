@@ -1,0 +1,204 @@
+"""What must hold however large the KB: findings that do not depend on how many documents repeat
+a sentence, and the same wiki from one process or many."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import changed_files, copy_example, snapshot_tree
+
+from wikic.compile.disagreements import disagreements
+from wikic.compile.run import compile_wiki
+from wikic.compile.timeline import document_frequencies, sentences_of
+from wikic.core.markdown import split_sections
+from wikic.core.models import SourceDoc
+
+
+def doc(n: int, body: str, title: str = "") -> SourceDoc:
+    path = f"layer1_sources/help/{n:05d}.md"
+    sections = tuple(split_sections(body))
+    return SourceDoc("help", str(n), f"{n:05d}", path, title or f"Note {n}", {}, body, "sha256:x", sections)
+
+
+FILLER = "## Notes\n\nWater the basil every morning and keep the tray topped up."
+ETCHER = "## Flashing\n\nFlash the microSD card using the special Etcher program before the first boot."
+IMAGER = (
+    "## Flashing\n\nFlash the microSD card with a special writing tool called Raspberry Pi Imager "
+    "before the first boot."
+)
+
+
+def test_a_disagreement_repeated_by_hundreds_of_documents_is_still_found() -> None:
+    """Help centres repeat their sentences: two ways to flash a card, each said by 250 articles
+    among 10,000, are one disagreement between two tools, found as it is among a few articles."""
+    for copies, total in ((2, 200), (250, 10000)):
+        docs = [doc(i, ETCHER if i < copies else IMAGER if i < 2 * copies else FILLER) for i in range(total)]
+        said = {d.path: sentences_of(d) for d in docs}
+        found = disagreements(docs, said, document_frequencies(docs))
+        choices = {frozenset((d.choice_a, d.choice_b)) for d in found}
+        assert choices == {frozenset(("Etcher", "Raspberry Pi Imager"))}, (copies, choices)
+        assert all(d.a.doc.path < d.b.doc.path and d.a.doc.path != d.b.doc.path for d in found)
+
+
+def wiki_bytes(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted((root / "wiki").rglob("*"))
+        if p.is_file()
+    }
+
+
+def vectors(root: Path) -> dict[str, list[tuple]]:
+    """Every vector table of the search index compile wrote, row by row."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(root / ".wikic" / "search.sqlite")) as conn:
+        names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        tables = [n for n in names if n.startswith("vectors_") and not n.endswith("_scan")]
+        return {n: conn.execute(f"SELECT * FROM {n} ORDER BY key").fetchall() for n in tables}
+
+
+@pytest.mark.parametrize("kb", ["example", "farmbot"])
+def test_any_number_of_processes_writes_the_same_wiki(kb: str, tmp_path: Path, request) -> None:
+    """Pages made (and layer 1 embedded for the search index) in one process or in a pool of three
+    are byte for byte the same wiki and vectors (and the same report), and a recompile with nothing
+    changed writes nothing."""
+    if kb == "example":
+        base = copy_example(tmp_path / "base")
+    else:
+        base = tmp_path / "base"
+        shutil.copytree(request.getfixturevalue("farmbot_compiled"), base)
+    shutil.rmtree(base / "wiki")
+    shutil.rmtree(base / ".wikic", ignore_errors=True)
+    wikis, reports, embedded = [], [], []
+    for jobs in (1, 3):
+        root = tmp_path / f"jobs-{jobs}"
+        shutil.copytree(base, root)
+        report = compile_wiki(root, jobs=jobs)
+        assert report.added and not report.failed
+        wikis.append(wiki_bytes(root))
+        embedded.append(vectors(root))
+        reports.append((report.added, report.sentences, report.verified, report.citations, report.coverage))
+        before = snapshot_tree(root)
+        assert not compile_wiki(root, jobs=jobs).wrote_anything
+        assert changed_files(before, snapshot_tree(root)) == []
+    assert wikis[0] == wikis[1]
+    assert reports[0] == reports[1]
+    assert embedded[0] == embedded[1] and all(len(rows) > 10 for rows in embedded[0].values()), {
+        n: len(rows) for n, rows in embedded[0].items()
+    }
+
+
+def test_pages_of_one_type_made_from_nearly_the_same_sources_are_duplicates() -> None:
+    """Found through the sources pages share, not by comparing every pair of pages."""
+    from types import SimpleNamespace
+
+    from wikic.check.pages import WikiPage
+    from wikic.check.placement import rule_duplicates
+
+    def page(name: str, kind: str, sources: range | list[int]) -> WikiPage:
+        meta = {"title": name, "type": kind, "sources": [f"layer1_sources/s/{i}.md" for i in sources]}
+        return WikiPage(f"wiki/{kind}s/{name}.md", meta, [], 0)
+
+    pages = [
+        page("a", "topic", range(5)),
+        page("b", "topic", range(6)),  # 5 of its 6 sources are a's
+        page("c", "topic", [0, 1, 7, 8]),
+        page("d", "guide", range(5)),  # a's sources, but another type of page
+        page("e", "topic", range(100, 103)),
+    ]
+    found = list(rule_duplicates(SimpleNamespace(content_pages=pages)))
+    assert [(f.path, f.message.split("%")[0]) for f in found] == [("wiki/topics/b.md", "83")]
+
+
+def test_a_contradiction_repeated_by_hundreds_of_documents_is_reported_once(tmp_path: Path) -> None:
+    """Two values for one fact, each stated by 400 articles: one warning, naming the first pair
+    of articles and how many more say the same (it used to vanish past 300 copies)."""
+    from types import SimpleNamespace
+
+    from wikic.check.contradictions import rule_contradictions
+
+    said = {
+        0: "## Tank\n\nThe water tank of the planter holds 4 litres when filled to the line.",
+        1: "## Tank\n\nThe water tank of the planter holds 6 litres when filled to the line.",
+    }
+    docs = [doc(i, said[i % 2], "Planter care") for i in range(800)]
+    kb = SimpleNamespace(root=tmp_path, docs={d.path: d for d in docs}, superseded_by={}, plan=None)
+    found = [f for f in rule_contradictions(kb) if "litre" in f.message]
+    assert len(found) == 1, [f.message for f in found]
+    assert "4 l" in found[0].message and "6 l" in found[0].message
+    assert "159999 more pairs of documents say the same two things" in found[0].message
+
+
+def test_check_of_an_unchanged_kb_reports_the_last_findings_without_running_a_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second check of the same bytes runs no rule; an edit that keeps the file's time, or
+    --full, runs them all again."""
+    import os
+
+    import wikic.check.run as check_run
+
+    root = copy_example(tmp_path / "kb")
+    first = check_run.check(root)
+    assert not first.errors and first.statements > 100
+
+    def no_rules(_root: Path) -> None:
+        raise AssertionError("the rules ran again")
+
+    with monkeypatch.context() as m:
+        m.setattr(check_run, "run_rules", no_rules)
+        again = check_run.check(root)
+    assert again.findings == first.findings and again.statements == first.statements
+    assert again.coverage.as_dict() == first.coverage.as_dict()
+    assert check_run.check(root, full=True).findings == first.findings
+
+    page = root / "wiki/topics/orders-and-policies.md"
+    stat = page.stat()
+    page.write_text(page.read_text("utf-8").replace("ship for a flat $5.95.", "ship for a flat $4.95."))
+    os.utime(page, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    found = [f for f in check_run.check(root).errors if f.rule == "unsupported-citation"]
+    assert [f.path for f in found] == ["wiki/topics/orders-and-policies.md"]
+
+
+def test_check_after_a_compile_reuses_its_plan_and_verification(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a compile, check neither plans again nor verifies the pages the compile wrote
+    and verified; a page edited since, a changed source and --full are checked as before."""
+    import os
+
+    import wikic.check.state as check_state
+    from wikic.check.run import check
+    from wikic.compile.citations import Verifier
+
+    root = copy_example(tmp_path / "kb")
+    shutil.rmtree(root / "wiki")
+    compile_wiki(root)
+    real_plan, real_check = check_state.planned_now, Verifier.check
+    verified: list[str] = []
+
+    def counted(self, text, cites, quotes=()):
+        verified.append(text)
+        return real_check(self, text, cites, quotes)
+
+    with monkeypatch.context() as m:
+        m.setattr(check_state, "planned_now", lambda *a: pytest.fail("planned again"))
+        m.setattr(Verifier, "check", counted)
+        first = check(root)
+        assert not first.errors and first.coverage is not None and not verified
+        page = root / "wiki/topics/orders-and-policies.md"
+        page.write_text(page.read_text("utf-8").replace("ship for a flat $5.95.", "ship for a flat $4.95."))
+        found = [f for f in check(root).errors if f.rule == "unsupported-citation"]
+        assert [f.path for f in found] == [page.relative_to(root).as_posix()] and verified
+        count = len(verified)
+        m.setattr(check_state, "planned_now", real_plan)
+        full = check(root, full=True)
+        assert len(verified) > count + 100 and full.findings == check(root).findings
+    source = next((root / "layer1_sources/faq").glob("*.md"))
+    source.write_text(source.read_text("utf-8") + "\nOne more line.\n", "utf-8")
+    os.utime(source, ns=(0, 0))
+    assert any(f.rule == "stale-page" for f in check(root).errors)
