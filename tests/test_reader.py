@@ -461,22 +461,3 @@ def test_a_bold_label_is_no_part_of_the_next_sentence() -> None:
         "Note: Keep it.",
     ]
     assert "The belts should not be under extreme tension." in doc_sentences(doc)
-
-
-def test_a_sentence_after_a_bold_label_is_verified_as_quoted() -> None:
-    """The verifier reads a bold label as a sentence of its own too: the sentence after it is a
-    quote from the start of a sentence, its negation the source's own."""
-    from wikic.compile.citations import Verifier
-    from wikic.compile.draft import Citation
-    from wikic.core.markdown import split_sections
-    from wikic.core.models import SourceDoc
-
-    body = (
-        "## Belts\n\n**Do not over-tension** The belts should not be under extreme tension. Use a little.\n"
-    )
-    doc = SourceDoc("articles", "1", "1", "l/1.md", "Belts", {}, body, "", tuple(split_sections(body)))
-    cite = [Citation(doc.path, doc.sections[-1].anchor)]
-    verifier = Verifier([doc])
-    assert verifier.check("The belts should not be under extreme tension.", cite).ok
-    assert verifier.check("Do not over-tension", cite).ok
-    assert not verifier.check("The belts should be under extreme tension.", cite).ok

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from ..core.markdown import IMAGE_MARKUP, STOPWORDS, lead_ins_apart, plain_inline
+from ..core.markdown import IMAGE_MARKUP, STOPWORDS, plain_inline
 from ..core.models import SourceDoc
 from .claims import canonical, clauses, direction_of, facts, name_key, reword, scan, statements, word_stem
 from .draft import Citation
@@ -512,7 +512,7 @@ def _cells(line: str) -> list[str]:
 def _cited(doc: SourceDoc, anchor: str, rest: list[str], rest_flat: list[str]) -> Cited:
     """What a citation of ``doc#anchor`` vouches for; ``rest`` is the document's title and fields
     as lines, ``rest_flat`` the same normalised (shared by all of its sections)."""
-    body = lead_ins_apart(section_body(doc, anchor))  # a bold label is a sentence of its own
+    body = section_body(doc, anchor)
     plain = plain_inline(body)  # images become their alt text
     quotable = plain_inline(_IMAGE.sub("", body)) if "![" in body else plain  # quotes skip images
     flat_parts = [x for x in map(_normal, quotable.split("\n")) if x] + rest_flat

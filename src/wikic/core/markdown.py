@@ -258,14 +258,6 @@ def lead_in(text: str) -> list[str]:
     return [m.group(2).strip(), text[m.end() :]]
 
 
-def lead_ins_apart(markdown: str) -> str:
-    """``markdown`` with each line's opening bold label (see ``lead_in``) set apart as a paragraph
-    of its own, so a reader of the text finds a sentence starting after it."""
-    if "**" not in markdown and "__" not in markdown:
-        return markdown
-    return "\n".join("\n\n".join(lead_in(line)) for line in markdown.split("\n"))
-
-
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; conservative around abbreviations and decimals."""
     text = _SPACES.sub(" ", text).strip()
