@@ -440,24 +440,3 @@ def test_a_device_page_leaves_what_is_about_another_device_to_that_device() -> N
     ]
     both = doc(3, "Wi-Fi", "The FarmBot Express and FarmBot Genesis connect to 2.4 GHz Wi-Fi only.")
     assert about_units(both, both.sections[0], genesis)  # about both: it stays
-
-
-def test_a_bold_label_is_no_part_of_the_next_sentence() -> None:
-    """'**We're here to help** Still having issues?' read as one sentence 'We're here to help Still
-    having issues?'; the label is a sentence of its own, and coverage counts it the same way."""
-    from wikic.compile.coverage import doc_sentences
-    from wikic.core.markdown import Section
-    from wikic.core.models import SourceDoc
-
-    text = (
-        "**Do not over-tension the belts** The belts should not be under extreme tension. **Note:** Keep it."
-    )
-    section = Section("belts", "Belts", 2, ("Belts",), text, 1)
-    doc = SourceDoc("articles", "1", "1", "l/1.md", "Belts", {}, text, "", (section,))
-    said = [s.text for b in section_content(doc, section) for s in b.sentences]
-    assert said == [
-        "Do not over-tension the belts",
-        "The belts should not be under extreme tension.",
-        "Note: Keep it.",
-    ]
-    assert "The belts should not be under extreme tension." in doc_sentences(doc)

@@ -21,15 +21,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 
 from ..core.facts import facts, prose_fields, restated_field
-from ..core.markdown import (
-    IMAGE_MARKUP,
-    code_lines,
-    is_table_start,
-    lead_in,
-    plain_inline,
-    readable,
-    split_sentences,
-)
+from ..core.markdown import IMAGE_MARKUP, code_lines, is_table_start, plain_inline, readable, split_sentences
 from ..core.models import SourceDoc
 from .draft import parse_citations, strip_citations
 
@@ -68,8 +60,7 @@ def doc_sentences(doc: SourceDoc) -> list[str]:
             para.append(stripped)
         chunks.append(" ".join(para))
         for chunk in chunks:
-            for part in lead_in(_IMAGE.sub("", chunk)):  # a bold label is a sentence of its own
-                out += [s for s in split_sentences(_norm(part)) if len(s.split()) >= MIN_WORDS]
+            out += [s for s in split_sentences(_norm(_IMAGE.sub("", chunk))) if len(s.split()) >= MIN_WORDS]
     for _, text in prose_fields(doc):
         out += [s for s in split_sentences(_norm(text)) if len(s.split()) >= MIN_WORDS]
     return out

@@ -245,19 +245,6 @@ _SPACES = re.compile(r"\s+")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Dr|No|Fig|U\.S)\.|\b[A-Z]\.)$")
 
 
-_LEAD_IN = re.compile(r"^\s*(\*\*|__)([^*_]+?)\1\s+(?=[A-Z0-9\[*_])")
-
-
-def lead_in(text: str) -> list[str]:
-    """A paragraph that opens with a bold label ('**We're here to help** Still having issues?',
-    '**Do not over-tension** The belts…') as [the label, the rest]: the label is a sentence of its
-    own, never the head of the next one."""
-    m = _LEAD_IN.match(text)
-    if not m or m.group(2).rstrip()[-1:] in ".!?:":
-        return [text]
-    return [m.group(2).strip(), text[m.end() :]]
-
-
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; conservative around abbreviations and decimals."""
     text = _SPACES.sub(" ", text).strip()

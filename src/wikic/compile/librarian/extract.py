@@ -19,7 +19,6 @@ from ...core.markdown import (
     code_lines,
     heading,
     is_table_start,
-    lead_in,
     plain_inline,
     readable,
     split_sentences,
@@ -145,8 +144,8 @@ def section_content(doc: SourceDoc, section: Section) -> list[Block]:
 
     def flush_para() -> None:
         if para:
-            said = [plain_inline(x) for x in lead_in(_IMAGE.sub("", " ".join(para)))]
-            sentences = tuple(Sentence(s, cite) for x in said for s in split_sentences(x) if _has_letters(s))
+            text = plain_inline(_IMAGE.sub("", " ".join(para)))
+            sentences = tuple(Sentence(s, cite) for s in split_sentences(text) if _has_letters(s))
             if sentences:
                 blocks.append(Block("para", sentences=sentences))
             para.clear()
