@@ -7,7 +7,6 @@ produces); FarmBot is compiled once per session from the corpus served on loopba
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -91,19 +90,39 @@ def test_every_page_opens_with_a_cited_lead_or_says_what_it_is(wiki: Path) -> No
 
 def test_no_sentence_is_stated_twice_on_a_page(wiki: Path) -> None:
     """Once in the body, from one source; the lead may quote it (a lead quotes, it never cuts), two
-    entries whose sources say the same words each keep them, citing their own source, and a list
-    is quoted whole even when another list says one of its items too."""
+    entries whose sources say the same words each keep them, citing their own source, a list
+    is quoted whole even when another list says one of its items too, and a section that is all
+    repeats keeps them (its heading stays where links to it land)."""
     for path, text in content_pages(wiki).items():
         lines = body_lines(text)
         start = next(i for i, line in enumerate(lines) if line.startswith("## ")) if "\n## " in text else 0
-        said = [
-            (statement, frozenset(c.path for c in parse_citations(line, path)))
-            for line in lines[start:]
-            if not re.match(r"^(?:- |\d+\. )", line)
-            for statement in statements("\n---\n" + line)
-        ]
-        twice = [s for s, n in Counter(said).items() if n > 1]
+        seen: set = set()
+        twice = []
+        for section in _sections(lines[start:]):
+            said = [
+                (statement, frozenset(c.path for c in parse_citations(line, path)))
+                for line in section
+                if not re.match(r"^(?:- |\d+\. )", line)
+                for statement in statements("\n---\n" + line)
+            ]
+            if said and all(s in seen for s in said):
+                continue
+            for s in said:
+                if s in seen:
+                    twice.append(s)
+                seen.add(s)
         assert not twice, f"{path}: {twice[:3]}"
+
+
+def _sections(lines: list[str]) -> list[list[str]]:
+    """The lines under each heading (a heading starts a new list)."""
+    out: list[list[str]] = [[]]
+    for line in lines:
+        if line.startswith("#"):
+            out.append([])
+        else:
+            out[-1].append(line)
+    return out
 
 
 def test_pages_link_to_each_other_and_not_only_through_the_index(wiki: Path) -> None:

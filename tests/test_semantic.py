@@ -101,7 +101,7 @@ def test_compile_embeds_each_changed_text_once_and_a_rerun_writes_nothing(
     ]
 
     before = snapshot_tree(example_kb)
-    assert compile_wiki(example_kb).search_index == {"files": 0, "embedded": 0}
+    assert compile_wiki(example_kb).search_index == {}  # nothing changed: the index is not even read
     assert changed_files(before, snapshot_tree(example_kb)) == [] and len(embedded) == 2
     db.close()
 

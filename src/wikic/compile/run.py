@@ -45,7 +45,8 @@ from .pageplan import PageSpec, Plan, section_keys
 from .pageplan import plan as make_plan
 from .report import CompileReport, diffstat
 from .schema import WikiSchema, load_wiki_schema
-from .searchindex.store import IndexStore, update_index
+from .searchindex.store import DB_PATH as INDEX_PATH
+from .searchindex.store import IndexStore, mend_query_file, update_index
 from .similarity import stored_in
 from .state import (
     FACTS,
@@ -240,9 +241,9 @@ def compile_wiki(
         refuse_folder_links(root, WIKI)
         remove_stale_temps(root / WIKI)
         inputs = read_inputs(root, lib)
-        docs = None
         if inputs.unchanged and not dry_run and pages is None:
             restore_report(report, inputs.state)
+            settled_index(root, schema, report, jobs or default_jobs())
         else:
             jobs = jobs or default_jobs()
             work = plan_work(root, inputs, schema, lib, report, jobs, indexed=not dry_run)
@@ -254,11 +255,19 @@ def compile_wiki(
             else:
                 drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
                 publish(root, inputs, work, drafted, schema, report, jobs)
-                docs = work.docs
-        if not dry_run:
-            update_index(root, schema.semantic, docs, report, jobs or default_jobs())
+                update_index(root, schema.semantic, work.docs, report, jobs)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def settled_index(root: Path, schema: WikiSchema, report: CompileReport, jobs: int) -> None:
+    """A compile that changes nothing leaves the search index as the last one left it (search and
+    ask bring it up to date by content anyway): only a missing index is built, and a missing or
+    damaged query file for the vectors written again."""
+    if not (root / INDEX_PATH).is_file():
+        update_index(root, schema.semantic, None, report, jobs)
+    elif schema.semantic:
+        report.notes += [note for note in [mend_query_file(root)] if note]
 
 
 @contextmanager

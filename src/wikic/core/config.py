@@ -40,8 +40,10 @@ def parse_yaml(text: str, path: Path) -> Any:
     import yaml  # here, not at the top: search and ask never read YAML
 
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):  # libyaml's own limit
+            raise ConfigError(f"{path}: YAML nested too deeply to read; flatten it") from None
         raise ConfigError(f"{path}: invalid YAML ({exc}); plain YAML only, no tags") from exc
     except RecursionError:
         raise ConfigError(f"{path}: YAML nested too deeply to read; flatten it") from None

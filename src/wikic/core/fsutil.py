@@ -189,10 +189,16 @@ def read_regular(path: Path | str) -> bytes:
     """The bytes of a regular file, never through a symbolic link (``OSError`` otherwise: ELOOP
     for a link, or a 'not a regular file' error for a folder, device or FIFO)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        size = os.fstat(fd)
+        if not stat.S_ISREG(size.st_mode):
             raise IsADirectoryError(f"{path}: not a regular file")
-        return fh.read()
+        parts = [os.read(fd, size.st_size + 1)]  # then one more to see the end (or what it grew by)
+        while parts[-1]:
+            parts.append(os.read(fd, 1 << 20))
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def linked_part(root: Path, rel: str) -> str | None:

@@ -27,6 +27,7 @@ KINDS = ("source", "doc")  # the kinds of chunk (chunks.TABLES) that get vectors
 BATCH = 4096  # texts embedded and stored at a time: memory stays flat on a large knowledge base
 POOLED_FROM = 256  # texts to embed: fewer are embedded here sooner than processes start
 STATE = "dense"  # the meta key of what the vectors are, for which schema/wiki.yaml (DenseState)
+SYNCED = "dense_synced"  # a meta key present while every chunk has its vector (dropped with any change)
 _MODEL: BatchEmbedder | None = None  # the embedder the forked processes of ``_embedding`` inherit
 
 

@@ -28,7 +28,7 @@ from ...core.markdown import split_sections
 from ...core.models import SourceDoc
 from .chunks import TABLES, Chunk, chunks_of, kb_files, lead_ref
 from .cjk import index_text
-from .dense import STATE, DenseState, vector_key
+from .dense import STATE, SYNCED, DenseState, vector_key
 from .entities import Entities
 
 TYPE_CHECKING = False  # not typing's: a search imports this module
@@ -149,7 +149,9 @@ class IndexStore:
         processes, nothing written when nothing changed), what it did added to ``report``: compile
         brings the index up to date before planning (layer 1's vectors are the planner's) and
         again after writing pages."""
-        stats = self.update(docs=docs, semantic=semantic, check=True, stamps=False, jobs=jobs)
+        stats = self.update(docs=docs, semantic=semantic, stamps=False, jobs=jobs)
+        if not stats.semantic and self.usable_dense():
+            stats.semantic = mend_query_file(self.root)
         if report is not None:
             done = report.search_index
             report.search_index = {
@@ -176,7 +178,7 @@ class IndexStore:
         parsed, used when their hash matches). A corrupt database is rebuilt from scratch
         (``rebuilt`` says why). Then the vectors (``sync_dense``): ``semantic`` is the schema's
         ``search.semantic`` (None: as remembered for this ``schema/wiki.yaml``, else read from it);
-        ``check`` looks for missing vectors even when no file changed. Without ``stamps``, the size
+        ``check`` looks for missing vectors even when no change is pending. Without ``stamps``, the size
         and time of files found unchanged are noted only along with a change (compile: a run
         that changed nothing writes nothing). ``jobs`` processes embed the texts."""
         try:
@@ -185,7 +187,7 @@ class IndexStore:
             self._rebuild(exc)
             stats = self._update(files, docs, stamps)
         stats.rebuilt = self.rebuilt
-        self.sync_dense(stats, semantic, check or stats.wrote, jobs)
+        self.sync_dense(stats, semantic, check, jobs)
         return stats
 
     def _update(
@@ -223,6 +225,7 @@ class IndexStore:
                 self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
             if changed:
                 self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
+                self.conn.execute("DELETE FROM meta WHERE key=?", (SYNCED,))  # vectors to sync
         sources_changed = sources_changed or any(known[rel][0] == "source" for rel in gone)
         if sources_changed or self._supersession()[0] != self._schema_key():
             with self.conn:
@@ -280,28 +283,38 @@ class IndexStore:
         return DenseState.from_json(row[0]) if row else None
 
     def sync_dense(self, stats: UpdateStats, semantic: bool | None, check: bool, jobs: int = 1) -> None:
-        """Bring the vectors up to date when ``check`` says files changed (or the caller asks), or
-        the schema or its ``search.semantic`` changed, or they could not be made last time: with
-        it off, nothing is embedded (the vectors already made are kept for when it is on again).
-        A model that cannot be used is noted in ``stats.semantic`` and remembered, never raised."""
+        """Bring the vectors up to date when chunks changed since they last were (a mark dropped
+        in the same transaction as the change, so a run killed in between leaves it to the next),
+        or the schema or its ``search.semantic`` changed, or they could not be made last time, or
+        the caller asks (``check``): with it off, nothing is embedded (the vectors already made are
+        kept for when it is on again). A model that cannot be used is noted in ``stats.semantic``
+        and remembered, never raised."""
         schema = self._schema_key()
         known = self.dense_state()
         if semantic is None:
             semantic = known.on if known is not None and known.schema == schema else self._schema_semantic()
         state = DenseState(schema, semantic)
-        if semantic and (check or known != state):
+        synced = self.conn.execute("SELECT 1 FROM meta WHERE key=?", (SYNCED,)).fetchone() is not None
+        if semantic and (check or known != state or not synced):
             from ...core.embedding import Unavailable, shared_embedder
             from .dense import ensure_query_file, sync_vectors
 
             try:
                 stats.embedded, _ = sync_vectors(self.conn, shared_embedder, jobs)
                 ensure_query_file(self.root)
+                with self.conn:
+                    self._store(SYNCED, "1")
             except Unavailable as exc:
                 state.note = str(exc)
         stats.semantic = state.note
         if known != state:
             with self.conn:
                 self._store(STATE, state.as_json())
+
+    def usable_dense(self) -> bool:
+        """Whether the vectors are on and could be made."""
+        state = self.dense_state()
+        return state is not None and state.on and not state.note
 
     def _schema_semantic(self) -> bool:
         """``search.semantic`` of ``schema/wiki.yaml`` (on when the file is missing)."""
@@ -470,6 +483,19 @@ def _doc(row: tuple) -> SourceDoc:
     return SourceDoc(
         source, id_, key, path, title, json.loads(meta), body, digest, tuple(split_sections(body))
     )
+
+
+def mend_query_file(root: Path) -> str:
+    """Write the query path's embedding file again if it is missing or damaged: '' when it is
+    whole, else why it cannot be (the model's package is missing, say)."""
+    from ...core.embedding import Unavailable
+    from .dense import ensure_query_file
+
+    try:
+        ensure_query_file(root)
+    except Unavailable as exc:
+        return str(exc)
+    return ""
 
 
 def update_index(
