@@ -81,6 +81,8 @@ def test_farmbot_plan_finds_the_models_comparisons_and_guides(farm: Path) -> Non
     assert {"troubleshooting-guide", "maintenance-and-care", "getting-started-guide"} <= {
         g["id"] for g in schema["guides"]
     }
+    # a guide is never named after a bare common word ('Getting started: Axis')
+    assert all(len(g["title"].split(": ", 1)[-1].split()) > 1 for g in schema["guides"] if ": " in g["title"])
     assert {(t["source"], t.get("group_by")) for t in schema["topics"]} == {
         ("articles", "section"),
         ("crops", "sun_requirements"),

@@ -370,9 +370,73 @@ FARMBOT_GUIDES = {
 
 @pytest.mark.parametrize("guide", sorted(FARMBOT_GUIDES))
 def test_farmbot_guides_answer_their_task(farmbot_compiled: Path, guide: str) -> None:
-    text = _page(farmbot_compiled, guide)
+    text = _page(farmbot_compiled, guide).split("---\n", 2)[2]  # the page as read, keywords aside
     at = [text.find(x) for x in FARMBOT_GUIDES[guide]]
     assert all(i >= 0 for i in at), [x for x, i in zip(FARMBOT_GUIDES[guide], at, strict=True) if i < 0]
     if guide.endswith("install-farmbot-os.md"):
         assert at == sorted(at)  # download, write, insert, configure, check: in that order
     assert "Read it whole" not in text  # no teaser stands in for what the guide is about
+
+
+def test_a_topic_page_opens_with_what_it_holds(wiki: Path) -> None:
+    """A topic page's lead says what it is in the schema's words and its entries' titles ('6 FAQ
+    entries on watering: How long does a full water tank last? · …'), not a bare contents line."""
+    lead = re.compile(r"^\*\d+ .+ on .+(?:: .+|, whole\.)\*$")
+    types = kinds(wiki)
+    for path, text in pages(wiki).items():
+        if types.get(path) != "topic":
+            continue
+        first = next(line for line in body_lines(text) if line.strip() and not line.startswith("#"))
+        assert lead.match(first), (path, first)
+
+
+def test_a_dispute_note_never_cuts_a_procedure_in_two() -> None:
+    """'Sources differ' stands at the end of the section whose statement another source disputes,
+    not between that statement and the rest of its step."""
+    from wikic.compile.draft import Block, Navigation, Sentence
+    from wikic.compile.finish import mark_disputes
+
+    said = Sentence("You must use Raspberry Pi Imager.", ())
+    blocks = [
+        Block("heading", text="Step 2: Write FarmBot OS", level=3),
+        Block("para", sentences=(said,)),
+        Block("steps", sentences=(Sentence("Choose the OS.", ()), Sentence("Choose the card.", ()))),
+        Block("heading", text="Step 3: Boot", level=3),
+        Block("para", sentences=(Sentence("Insert the card.", ()),)),
+    ]
+    nav = Navigation(disputes=((said.text, "../topics/t.md#reflash", "Etcher in Troubleshooting"),))
+    kinds_in_order = [b.kind for b in mark_disputes(blocks, nav)]
+    assert kinds_in_order == ["heading", "para", "steps", "links", "heading", "para"]
+
+
+def test_a_device_page_leaves_what_is_about_another_device_to_that_device() -> None:
+    """On the Genesis page, neither a section headed 'Intro to FarmBot Express' nor the sentence
+    'FarmBot Express does not have tracks like FarmBot Genesis does.' is filed: they are about the
+    Express. A sentence about the Genesis that names the Express stays."""
+    from wikic.compile.gather import about_units, gather
+    from wikic.core.markdown import Section
+
+    def doc(n: int, heading: str, text: str):
+        from wikic.core.models import SourceDoc
+
+        section = Section(f"s{n}", heading, 2, (heading,), text, 1)
+        return SourceDoc("articles", str(n), str(n), f"l/{n}.md", heading, {}, text, "", (section,))
+
+    genesis = {"title": "FarmBot Genesis", "match": ["Genesis"], "others": ["FarmBot Express"]}
+    intro = doc(1, "Intro to FarmBot Express", "FarmBot Express is easier to set up than FarmBot Genesis.")
+    tracks = doc(
+        2,
+        "Tracks",
+        "FarmBot Express does not have tracks like FarmBot Genesis does. "
+        "FarmBot Genesis rides on aluminium tracks, unlike FarmBot Express. "
+        "Lower precision is fine because FarmBot Express has no tool changes like FarmBot Genesis. "
+        "Unlike FarmBot Express, FarmBot Genesis changes tools.",
+    )
+    assert [g[1] for g in gather(genesis, [intro, tracks], set())] == ["l/2.md"]
+    said = [s.text for b in about_units(tracks, tracks.sections[0], genesis) for s in b.sentences]
+    assert said == [
+        "FarmBot Genesis rides on aluminium tracks, unlike FarmBot Express.",
+        "Unlike FarmBot Express, FarmBot Genesis changes tools.",
+    ]
+    both = doc(3, "Wi-Fi", "The FarmBot Express and FarmBot Genesis connect to 2.4 GHz Wi-Fi only.")
+    assert about_units(both, both.sections[0], genesis)  # about both: it stays

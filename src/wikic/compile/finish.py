@@ -125,19 +125,25 @@ def mark_outdated(blocks: list[Block], nav: Navigation) -> list[Block]:
 
 
 def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
-    """After a statement another source disagrees with, a line linking to what that source says,
-    for review: both sides stay cited where they are, neither is blended into the other."""
+    """At the end of a section that states something another source disagrees with, a line
+    linking to what that source says, for review: both sides stay cited where they are, neither
+    is blended into the other, and a step or a procedure is never cut in two by the note."""
     differ: dict[str, list[tuple[str, str]]] = {}
     for sentence, href, label in nav.disputes:
         differ.setdefault(" ".join(sentence.split()), []).append((href, label))
     if not differ:
         return blocks
     out: list[Block] = []
-    for b in blocks:
-        out.append(b)
-        found = [x for s in b.sentences for x in differ.get(" ".join(s.text.split()), ())]
-        if found and b.kind in ("para", "bullets", "steps"):
+    found: list[tuple[str, str]] = []
+    for b in [*blocks, None]:
+        if found and (b is None or b.kind == "heading"):
             out.append(Block("links", text="Sources differ", links=tuple(dict.fromkeys(found))))
+            found = []
+        if b is None:
+            break
+        out.append(b)
+        if b.kind in ("para", "bullets", "steps"):
+            found += [x for s in b.sentences for x in differ.get(" ".join(s.text.split()), ())]
     return out
 
 

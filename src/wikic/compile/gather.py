@@ -80,9 +80,36 @@ def names_it(text: str, named: re.Pattern, other: re.Pattern | None) -> bool:
     return bool(named.search(plain))
 
 
+_COMPARED = re.compile(r"\b(?:unlike|like|than|as with|compared (?:to|with))\W*(?:the\W+)?$", re.IGNORECASE)
+
+
+def names_another(text: str, device: dict, leading: bool = False) -> bool:
+    """Whether ``text`` is about another device (``device['others']``, the names of the plan's
+    other devices): it names one and not this one ('Intro to FarmBot Express' on the Genesis
+    page), or, with ``leading``, names one first ('FarmBot Express does not have tracks like
+    FarmBot Genesis does.', '… acceptable because FarmBot Express features …'), not as what this
+    device is compared with ('Unlike FarmBot Express, …') nor beside it ('The Sprout 3 and Grove 6
+    connect to…')."""
+    others = tuple(device.get("others", ()))
+    if not others:
+        return False
+    named, _ = name_pattern((device["title"], *device.get("match", ())), ())
+    another, _ = name_pattern(others, ())
+    plain = plain_inline(text)
+    if leading:
+        found = another.search(named.sub(lambda m: "\0" * len(m.group()), plain))
+        before = plain[: found.start()] if found else ""
+        if not found or named.search(before) or _COMPARED.search(before):
+            return False
+        both = re.match(rf"\s*(?:,|and|or|&)\s+(?:the\s+)?(?:{named.pattern})", plain[found.end() :], re.I)
+        return not both  # 'The Sprout 3 and Grove 6 connect to…' is about both
+    return bool(another.search(named.sub(" ", plain))) and not named.search(plain)
+
+
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
     """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
-    names the device, its spec pages aside; at most ``PER_DOC`` per source, ``SECTIONS`` in all."""
+    names the device and is not headed as about another one, its spec pages aside; at most
+    ``PER_DOC`` per source, ``SECTIONS`` in all."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     out: list[list[str]] = []
     for doc in docs:
@@ -92,6 +119,8 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
         for section in doc.sections:
             if found >= PER_DOC or len(out) >= SECTIONS:
                 break
+            if names_another(section.heading, device):
+                continue
             if names_it(section.heading, named, other) or names_it(section.text, named, other):
                 out.append([facet_of(doc, section), doc.path, section.anchor])
                 found += 1
@@ -104,7 +133,8 @@ _GOES_ON = re.compile(r"^(?:it|its|this|these|they|their|the kit|the bot)\b", re
 def about_units(doc: SourceDoc, section: Section, device: dict) -> list[Block]:
     """What a section says about the device, in whole units: all of it when its heading names the
     device; else each sentence naming it (and the next one when it goes on about it), and each
-    list, step list or table naming it, whole (up to ``MAX_LIST`` items or rows)."""
+    list, step list or table naming it, whole (up to ``MAX_LIST`` items or rows); never a sentence
+    that names another device first."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     blocks = section_content(doc, section)
     if names_it(section.heading, named, other):
@@ -118,6 +148,8 @@ def about_units(doc: SourceDoc, section: Section, device: dict) -> list[Block]:
         if b.kind == "para":
             kept: list[Sentence] = []
             for i, s in enumerate(b.sentences):
+                if names_another(s.text, device, leading=True):
+                    continue
                 if (
                     names_it(s.text, named, other)
                     or kept

@@ -501,9 +501,14 @@ def plan_devices(
             p for p in specs if p not in pages.homes
         ]  # a spec page shared by two devices lives on the first
         sources = pages.with_older(specs) + [d.path for d in found if d.path not in specs]
-        config = {"device": device.__dict__, "spec_sources": list(device.sources), "spec_paths": specs}
+        others = [n for d in schema.devices if d is not device for n in (d.title, *d.match)]
+        config = {
+            "device": {**device.__dict__, "others": others},
+            "spec_sources": list(device.sources),
+            "spec_paths": specs,
+        }
         current = [versions.current_view(d, pages.superseded) for d in found]
-        config["gathered"] = gather(device.__dict__, current, set(specs))
+        config["gathered"] = gather(config["device"], current, set(specs))
         names = (*device.match, device.title)
         if not specs and not naming_sentences(names, [d for d in current if d.path not in specs], True):
             config["about"] = device_about(device.title, config["gathered"])
@@ -589,6 +594,30 @@ def contents_line(titles: list[str]) -> str:
     shown = [" ".join(t.split()) for t in titles[:CONTENTS]]
     more = len(titles) - len(shown)
     return CONTENTS_PREFIX + " · ".join(shown) + (f" · and {more} more" if more > 0 else "")
+
+
+def topic_about(title: str, members: list[SourceDoc]) -> str:
+    """A topic page's opening line, in the schema's words and its entries' titles: how many
+    records of which source it holds on its subject, then their titles ('7 FAQ entries on
+    watering: How long does a full water tank last? · …', '3 articles on tools: …')."""
+    held = [records(n, s) for s, n in Counter(d.source for d in members).items()]
+    said = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
+    sentence_case = len(title.split()[0]) > 1 and not any(c.isupper() for c in title[1:])
+    subject = title[:1].lower() + title[1:] if sentence_case else title
+    titles = [d.title for d in members]
+    if titles == [title]:
+        return f"{said} on {subject}, whole."
+    return f"{said} on {subject}: " + contents_line(titles).removeprefix(CONTENTS_PREFIX)
+
+
+def records(n: int, source: str) -> str:
+    """'7 FAQ entries', '1 FAQ entry', '3 articles', '1 article': a source named by a plural
+    ('articles', 'posts') counts its records by that name, another (an acronym in capitals)
+    as entries."""
+    name = source.replace("_", " ").replace("-", " ")
+    if len(name) > 3 and name.endswith("s"):
+        return f"{n} {name if n > 1 else name[:-1]}"
+    return f"{n} {name.upper() if len(name) <= 3 else name} {'entries' if n > 1 else 'entry'}"
 
 
 def plan_guides(
@@ -713,7 +742,7 @@ def plan_topics(
     by_path = {d.path: d for d in docs}
     for slug, (title, members, sources, quoted) in topics.items():
         config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
-        config["about"] = contents_line([by_path[p].title for p in members])
+        config["about"] = topic_about(title, [by_path[p] for p in members])
         if family.get(slug):
             config["family"] = family[slug]
         spec = pages.add("topic", slug, title, pages.with_older(members), config)

@@ -615,7 +615,7 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         seen = f"{len(matched)} documents with {key} words in their titles or headings ({', '.join(w for w, _ in cues.most_common(5))})"
         items.append(Item(general, seen, context=examples[:8]))
         for word, phrase, paths in subjects[:2]:
-            if phrase.lower() in taken:
+            if phrase.lower() in taken or not _a_subject(corpus, phrase):
                 continue
             taken.add(phrase.lower())
             heads = [h for p in paths for h in matched[p]]
@@ -632,6 +632,16 @@ def propose_guides(corpus: Corpus) -> list[Item]:
                 Item(data, f"{len(paths)} of those documents are about '{phrase}'", context=heads[:8])
             )
     return items[:MAX_GUIDES]
+
+
+def _a_subject(corpus: Corpus, phrase: str) -> bool:
+    """Whether a guide can be named after ``phrase``: a term of two or more words ('Acme OS',
+    'Cable carrier') or a name the corpus capitalises wherever it writes it, never a bare common
+    word that Title Case headings happen to capitalise ('Getting started: Axis')."""
+    return " " in phrase or corpus.proper(phrase)[1] >= PROPER_SHARE
+
+
+PROPER_SHARE = 0.8  # of a word's occurrences written capitalised: a name, not a common noun
 
 
 def _subjects(matched: dict[str, list[str]], df: Counter, n_docs: int) -> list[tuple[str, str, list[str]]]:
