@@ -483,6 +483,37 @@ def _phrases(guide: Guide) -> list[str]:
     return list(dict.fromkeys(f"{a} {b}" for a, b in zip(ws, ws[1:])))
 
 
+def _best_statement(
+    device: dict,
+    specs: list[SourceDoc],
+    chosen: list[tuple[SourceDoc, object]],
+    said_in: re.Pattern,
+    stale: dict,
+    wanted: set[str],
+) -> list | None:
+    """[text, path, anchor] of the sentence saying ``said_in`` of the device, from its own spec
+    pages or a chosen section naming it, preferring one with a quantity and most of ``wanted``."""
+    names, exclude = _names(device)
+    found = [
+        (doc, sec, text, True) for doc in specs for sec in doc.sections for _, text in prose_units(sec.text)
+    ]
+    found += [
+        (doc, sec, text, False)
+        for doc, sec in chosen
+        for _, text in prose_units(sec.text)
+        if _names_device(text, names, exclude)
+    ]
+    best = None
+    for doc, section, text, own in found:
+        said = " ".join(plain_inline(text).split())
+        if not said_in.search(said.lower()) or said in stale.get(doc.path, {}):
+            continue
+        rank = (bool(quantities(said)), len(terms(said) & wanted), own)
+        if best is None or rank > best[0]:
+            best = (rank, [said, doc.path, section.anchor])
+    return best[1] if best is not None else None
+
+
 def entity_table(
     guide: Guide,
     chosen: list[tuple[SourceDoc, object]],
@@ -536,29 +567,9 @@ def entity_table(
             continue  # a column is a quantity of the devices themselves: two spec pages name it
         cells = {}
         for device, specs in devices:
-            names, exclude = _names(device)
-            found = [
-                (doc, sec, text, True)
-                for doc in specs
-                for sec in doc.sections
-                for _, text in prose_units(sec.text)
-            ]
-            found += [
-                (doc, sec, text, False)
-                for doc, sec in chosen
-                for _, text in prose_units(sec.text)
-                if _names_device(text, names, exclude)
-            ]
-            best = None
-            for doc, section, text, own in found:
-                said = " ".join(plain_inline(text).split())
-                if not said_in.search(said.lower()) or said in stale.get(doc.path, {}):
-                    continue
-                rank = (bool(quantities(said)), len(terms(said) & wanted), own)
-                if best is None or rank > best[0]:
-                    best = (rank, [said, doc.path, section.anchor])
+            best = _best_statement(device, specs, chosen, said_in, stale, wanted)
             if best is not None:
-                cells[device["title"]] = best[1]
+                cells[device["title"]] = best
         if len(cells) >= MIN_ROWS:
             add(phrase[:1].upper() + phrase[1:], cells)
             labelled |= terms(phrase)

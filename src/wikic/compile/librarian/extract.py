@@ -128,6 +128,27 @@ def _has_letters(text: str) -> bool:
     return bool(_LETTER.search(text))
 
 
+def _table_at(marked: list, i: int, cite: tuple[Citation, ...]) -> tuple[Block | None, int]:
+    """The table whose header is ``marked[i]`` (its rows cited but for their label, padded or cut
+    to the header's width), and the index of the line after it."""
+    header = table_cells(marked[i][1].strip())
+    rows = []
+    i += 2
+    while i < len(marked) and "|" in marked[i][1] and not marked[i][2]:
+        rows.append(table_cells(marked[i][1]))
+        i += 1
+    width = len(header)
+    body_rows = tuple(
+        tuple(
+            Cell(c) if n == 0 else Cell(c, cite) if _has_letters(c) or c.strip(" -—–") else Cell(c)
+            for n, c in enumerate((row + [""] * width)[:width])
+        )
+        for row in rows
+        if any(row)
+    )
+    return (Block("table", header=tuple(header), rows=body_rows) if body_rows else None), i
+
+
 def section_content(doc: SourceDoc, section: Section) -> list[Block]:
     """Everything a section says, in order and whole: every sentence of its paragraphs, every
     list item (numbered lists stay numbered steps), every table row, and code blocks verbatim.
@@ -170,31 +191,15 @@ def section_content(doc: SourceDoc, section: Section) -> list[Block]:
             code.append(line)
             if i + 1 == len(marked) or not marked[i + 1][2]:
                 body = "\n".join(code[1:-1] if len(code) > 1 and _FENCE_LINE.match(code[-1]) else code[1:])
-                if body.strip():
-                    blocks.append(Block("code", text=body))
+                blocks += [Block("code", text=body)] if body.strip() else []
                 code.clear()
             i += 1
             continue
         if i + 1 < len(marked) and not marked[i + 1][2] and is_table_start(stripped, marked[i + 1][1]):
             flush_para()
             flush_list()
-            header = table_cells(stripped)
-            rows = []
-            i += 2
-            while i < len(marked) and "|" in marked[i][1] and not marked[i][2]:
-                rows.append(table_cells(marked[i][1]))
-                i += 1
-            width = len(header)
-            body_rows = tuple(
-                tuple(
-                    Cell(c) if n == 0 else Cell(c, cite) if _has_letters(c) or c.strip(" -—–") else Cell(c)
-                    for n, c in enumerate((row + [""] * width)[:width])
-                )
-                for row in rows
-                if any(row)
-            )
-            if body_rows:
-                blocks.append(Block("table", header=tuple(header), rows=body_rows))
+            table, i = _table_at(marked, i, cite)
+            blocks += [table] if table else []
             continue
         m = _LIST.match(line)
         if m:
