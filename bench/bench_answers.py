@@ -5,7 +5,6 @@ the answer (what plain RAG would hand a reader)."""
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -49,9 +48,7 @@ def main() -> int:
     if not farmbot_kb.available():
         print("FarmBot corpus not found in ../shared; skipping")
         return 0
-    files = [farmbot_kb.QUESTIONS] + [
-        Path(p) for p in os.environ.get("WIKIC_EXTRA_QUESTIONS", "").split(":") if p
-    ]
+    files = farmbot_kb.question_files()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "farmbot"
         farmbot_kb.build_compiled(root)

@@ -110,9 +110,7 @@ def main() -> int:
     if not farmbot_kb.available():
         print("FarmBot corpus not found in ../shared; skipping")
         return 0
-    files = [farmbot_kb.QUESTIONS] + [
-        Path(p) for p in os.environ.get("WIKIC_EXTRA_QUESTIONS", "").split(":") if p
-    ]
+    files = farmbot_kb.question_files()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         api = ApiServer()

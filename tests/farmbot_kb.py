@@ -6,6 +6,7 @@ Used by tests and benchmarks; the corpus itself is never copied into the reposit
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -20,6 +21,11 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpora" / "farmbot"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "farmbot"
 QUESTIONS = CORPUS / "questions-dev.yaml"
+
+
+def question_files() -> list[Path]:
+    """The dev questions, then any further files named in ``WIKIC_EXTRA_QUESTIONS`` (':'-separated)."""
+    return [QUESTIONS] + [Path(p) for p in os.environ.get("WIKIC_EXTRA_QUESTIONS", "").split(":") if p]
 
 
 def available() -> bool:
