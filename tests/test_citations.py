@@ -333,3 +333,12 @@ def test_a_product_named_with_its_number_in_place_of_another_name_is_refused(ver
     cite = [Citation("layer1_sources/blog/app-4-6-vacation-mode.md", "verdant-app-46-vacation-mode-arrives")]
     assert verifier.check("Verdant app 4.6 is rolling out today on iOS and Android.", cite).ok
     assert not verifier.check("Verdant app 4.6 is rolling out today on iOS and Grove 6.", cite).ok
+
+
+def test_a_name_swapped_in_a_short_clause_is_refused(verifier: Verifier) -> None:
+    """A clause of three words with one name changed still restates its source (found by an
+    adversarial model: 'It flowers earlier than Thai basil', on the Thai basil page)."""
+    cite = [Citation("layer1_sources/plants/thai-basil.md", "thai-basil")]
+    rest = "basil; pinch flower spikes weekly unless you want them for garnish."
+    assert verifier.check(f"It flowers earlier than Genovese {rest}", cite).ok
+    assert not verifier.check(f"It flowers earlier than Thai {rest}", cite).ok

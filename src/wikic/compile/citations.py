@@ -845,8 +845,10 @@ def _alike_by(
         shared = len(words & theirs)
         if shared >= 0.8 * len(words):
             holding.append(cited)
-            if shared >= 0.7 * len(theirs):  # a cited sentence may run on (a list marker, a heading)
-                scored.append((shared / len(words | theirs), cited))
+        # a short clause restates with one word changed ('earlier than Thai basil' for 'Genovese')
+        close = shared >= 0.8 * len(words) or (shared >= 2 and len(words) - shared <= 1)
+        if close and shared >= 0.7 * len(theirs):  # a cited sentence may run on (a list marker, a heading)
+            scored.append((shared / len(words | theirs), cited))
     best = max((score for score, _ in scored), default=0.0)
     return [cited for score, cited in scored if score == best], holding
 
