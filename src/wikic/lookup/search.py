@@ -433,15 +433,24 @@ def _list_statement(queries: Sequence[tuple[int, tuple]]) -> tuple[str, list]:
     w = ", ".join(str(x) for x in WEIGHTS)
     parts, args = [], []
     for n, (kind, terms, depth) in queries:
-        lead = "d.lead" if kind == "doc" else "NULL"
-        docs = " LEFT JOIN docs d ON d.path = c.path" if kind == "doc" else ""
-        parts.append(
-            f"SELECT {int(n)}, c.id, c.kind, c.path, c.anchor, c.heading, c.title, c.refs, r.s, {lead}"
-            f" FROM (SELECT rowid, bm25(fts_{kind}, {w}) AS s FROM fts_{kind} WHERE fts_{kind} MATCH ?"
-            f" ORDER BY s, rowid LIMIT ?) r JOIN chunks c ON c.id = r.rowid{docs}"
+        ranked = (
+            f"(SELECT rowid, bm25(fts_{kind}, {w}) AS s FROM fts_{kind} WHERE fts_{kind} MATCH ?"
+            " ORDER BY s, rowid LIMIT ?) r"
         )
+        parts.append(_rows_of(n, kind, "r.s", ranked, "c.id = r.rowid"))
         args += [match_expression(terms), -1 if depth is None else depth]
     return " UNION ALL ".join(parts), args
+
+
+def _rows_of(n: int, kind: str, score: str, source: str, on: str) -> str:
+    """One ranked list's rows in the shape every list shares: its number, the chunk, its score,
+    and for whole documents the section each stands for."""
+    lead = "d.lead" if kind == "doc" else "NULL"
+    docs = " LEFT JOIN docs d ON d.path = c.path" if kind == "doc" else ""
+    return (
+        f"SELECT {int(n)}, c.id, c.kind, c.path, c.anchor, c.heading, c.title, c.refs, {score}, {lead}"
+        f" FROM {source} JOIN chunks c ON {on}{docs}"
+    )
 
 
 def _dense_statement(asked: Sequence[tuple[int, str, Sequence[tuple[float, str]]]]) -> tuple[str, list]:
@@ -449,13 +458,8 @@ def _dense_statement(asked: Sequence[tuple[int, str, Sequence[tuple[float, str]]
     row shape of ``_list_statement`` (score: minus the cosine)."""
     parts, args = [], []
     for n, kind, found in asked:
-        lead = "d.lead" if kind == "doc" else "NULL"
-        docs = " LEFT JOIN docs d ON d.path = c.path" if kind == "doc" else ""
-        parts.append(
-            f"SELECT {int(n)}, c.id, c.kind, c.path, c.anchor, c.heading, c.title, c.refs, -v.column2, {lead}"
-            f" FROM (VALUES {','.join('(?, ?)' for _ in found)}) v JOIN chunks c ON c.vkey = v.column1"
-            f" AND c.kind = ?{docs}"
-        )
+        keys = f"(VALUES {','.join('(?, ?)' for _ in found)}) v"
+        parts.append(_rows_of(n, kind, "-v.column2", keys, "c.vkey = v.column1 AND c.kind = ?"))
         args += [a for cosine, key in found for a in (key, cosine)] + [kind]
     return " UNION ALL ".join(parts), args
 
