@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from wikic.core.markdown import split_sections
@@ -12,7 +13,7 @@ from wikic.core.models import SourceDoc
 from wikic.lookup.answer import Scorer, Shape, compose, fact_units, section_units, whole_lists
 from wikic.lookup.ask import REFUSAL, Lookup
 from wikic.lookup.eval import contains, load_questions, run_eval
-from wikic.lookup.evidence import feature, judge, names, near
+from wikic.lookup.evidence import coverage, feature, judge, names, near
 from wikic.transform.layer1 import parse_doc
 
 
@@ -179,6 +180,20 @@ def test_judge_refuses_named_things_and_features_the_evidence_does_not_hold():
     assert "dark mode" in verdict("Is there a dark mode for the camera?").reason
     assert "zigbee" in verdict("zigbee zigbee camera?").reason
     assert verdict("What about soil moisture calibration weights?").refused  # too little covered
+
+
+def test_a_personal_pronoun_the_evidence_shares_is_no_evidence():
+    # 'me' is as rare in a KB as a product name, but a source saying it ('Can you hear me now?')
+    # holds nothing of a question asking 'can it tell me…'
+    evidence = ["Squash grows on long vines.", "Can you hear me now? The status ticker shows logs."]
+    verdict = judge(
+        "Can the camera tell me whether my squash leaves have powdery mildew?",
+        evidence,
+        lambda t: 1.0,
+        lambda t, prefix=False: True,
+        lambda terms, text: coverage(terms, text, lambda t: 1.0),
+    )
+    assert verdict.refused and verdict.coverage == pytest.approx(1 / 7)
 
 
 def _coverage(terms, text):
