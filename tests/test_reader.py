@@ -479,3 +479,17 @@ def test_a_run_in_bold_label_stays_bold_instead_of_running_into_its_sentence() -
         "Water it every day.",
     ]
     assert [plain_inline(s) for s in said][0] == "We're here to help Have a question?"
+
+
+def test_signs_that_carry_a_table_s_meaning_are_kept_and_no_break_spaces_read_as_spaces() -> None:
+    """A table that says which seeds suit which tool with ':heavy_check_mark:' and ':no_entry:'
+    alone lost its every cell when shortcodes were dropped; decoration (':seedling:') still goes,
+    and '&nbsp;' in a label reads as a space rather than as the entity."""
+    assert plain_inline("|Seedlings |:no_entry: |:heavy_check_mark:|") == "|Seedlings |⛔ |✔|"
+    assert (
+        plain_inline(":warning: See notes about [vining crops](#vining-crops)")
+        == "⚠ See notes about vining crops"
+    )
+    assert plain_inline(":seedling: Grow") == "Grow"
+    assert plain_inline("**Trees&nbsp;and&nbsp;bushes**") == "Trees and bushes"
+    assert plain_inline("Salt &amp; pepper") == "Salt &amp; pepper"  # other entities stay as written
