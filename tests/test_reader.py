@@ -493,3 +493,37 @@ def test_signs_that_carry_a_table_s_meaning_are_kept_and_no_break_spaces_read_as
     assert plain_inline(":seedling: Grow") == "Grow"
     assert plain_inline("**Trees&nbsp;and&nbsp;bushes**") == "Trees and bushes"
     assert plain_inline("Salt &amp; pepper") == "Salt &amp; pepper"  # other entities stay as written
+
+
+def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about() -> None:
+    """A row naming the device in 'What is the size and weight of the shipping box?' gives the
+    box's size: the device page's table labels it with that heading. A table under a heading that
+    names the device, and the device's own pages, keep the bare label."""
+    from wikic.compile.draft import Citation
+    from wikic.compile.librarian.extract import device_facts, in_context
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    body = (
+        "# FAQ\n\n## What is the size and weight of the shipping box?\n\n"
+        "|Kit|Dimensions|Weight|\n|---|---|---|\n|Express|18cm x 50cm|17kg|\n\n"
+        "## Express at a glance\n\n|Model|Area|\n|---|---|\n|Express|3.6m2|\n"
+    )
+    doc = SourceDoc(
+        "faq", "1", "1", "layer1_sources/faq/1.md", "FAQ", {}, body, "sha256:x", tuple(split_sections(body))
+    )
+    device = {"title": "FarmBot Express", "match": ["Express"]}
+    facts = device_facts(device, [doc])
+    names = ("Express", "FarmBot Express")
+    labelled = [k for k, _, _ in in_context(facts, {doc.path: doc}, names, set())]
+    assert labelled == [
+        "Dimensions (What is the size and weight of the shipping box?)",
+        "Weight (What is the size and weight of the shipping box?)",
+        "Area",
+    ]
+    assert [k for k, _, _ in in_context(facts, {doc.path: doc}, names, {doc.path})] == [
+        "Dimensions",
+        "Weight",
+        "Area",
+    ]
+    assert all(isinstance(c, Citation) for _, _, c in facts)

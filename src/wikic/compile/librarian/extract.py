@@ -587,6 +587,24 @@ def device_facts(device: dict, docs: list[SourceDoc]) -> list[tuple[str, str, Ci
     return facts
 
 
+def in_context(
+    facts: list[tuple[str, str, Citation]], docs: dict[str, SourceDoc], names: tuple[str, ...], own: set[str]
+) -> list[tuple[str, str, Citation]]:
+    """Facts from a table under a heading that does not name the device, labelled with that
+    heading: the row naming the device in 'What is the size and weight of the shipping box?'
+    gives the box's dimensions, not the device's. Facts of the device's own pages (``own``) and
+    of headings that name it keep their label."""
+    out = []
+    for key, value, cite in facts:
+        doc = docs.get(cite.path) if cite.path not in own else None
+        section = doc.section(cite.anchor) if doc and cite.anchor else None
+        heading = " ".join(plain_inline(section.heading).split()) if section else ""
+        if heading and not mentions(heading, names) and heading.lower() not in key.lower():
+            key = f"{key} ({heading})"
+        out.append((key, value, cite))
+    return out
+
+
 def facts_table(facts: list[tuple[str, str, Citation]]) -> Block | None:
     if not facts:
         return None

@@ -28,6 +28,7 @@ from .extract import (
     facts_table,
     filed_under,
     home_blocks,
+    in_context,
     keywords,
     naming_sentences,
     pick_lead,
@@ -332,7 +333,7 @@ def _device(job: PageJob) -> Draft:
         opening, body = (body[:1], body[1:]) if not lead else ([], body)
     else:  # no spec page: the sentence of another source that says what the device is, if any
         lead = naming_sentences(names, [d for d in current_docs(job) if d.path not in spec_paths], True)
-    table = facts_table(facts)
+    table = facts_table(in_context(facts, job.docs, names, set(spec_paths)))
     own = opening + body  # the device's own pages: its keywords come from these
     gathered = gathered_blocks(job, device)
     if table is not None:
