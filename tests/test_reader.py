@@ -527,3 +527,26 @@ def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about()
         "Area",
     ]
     assert all(isinstance(c, Citation) for _, _, c in facts)
+
+
+def test_the_glossary_says_what_it_is_and_links_each_term_that_has_a_page(wiki: Path) -> None:
+    """It opens with what it holds (not with its first term, unbulleted), every term is an item,
+    a term is linked to the page titled with it, and no 'definition' is a writer's own story."""
+    text = pages(wiki).get("wiki/glossary.md")
+    if text is None:
+        pytest.skip("no glossary in this wiki")
+    titles = {
+        p: yaml.safe_load(t.split("---\n")[1])["title"] for p, t in pages(wiki).items() if t.startswith("---")
+    }
+    body = [line for line in body_lines(text) if line.strip() and not line.startswith("#")]
+    assert body[0].startswith("*Terms the sources define")
+    terms = [line for line in body if line.startswith("- **")]
+    linked = 0
+    for line in terms:
+        m = re.match(r"- \*\*\[([^\]]+)\]\(([^)]+)\)\*\*: ", line)
+        if m:
+            target = (wiki / "wiki" / m.group(2)).resolve().relative_to(wiki.resolve()).as_posix()
+            assert key_of(titles[target]) == key_of(m.group(1)), line
+            linked += 1
+        assert not re.search(r"\b(?:I|my|me)\b", strip_citations(line).split("**: ", 1)[1]), line
+    assert terms and linked * 2 >= len(terms), (linked, len(terms))

@@ -796,7 +796,13 @@ def plan_kb_wide(the_plan: Plan, pages: _Pages, corpus: Corpus) -> None:
     subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms], corpus.jobs)
     entries = glossary(terms, subjects)
     if entries:
-        pages.add("glossary", "glossary", "Glossary", sorted({e[1] for e in entries}), {"entries": entries})
+        about = "Terms the sources define, A to Z, each in its source's words; a term with a page of its own links to it."
+        titled = {
+            key_of(p.title): p.path for p in pages.pages if p.type in ("device", "entity", "topic", "hub")
+        }
+        own = {e[0]: titled[key_of(e[0])] for e in entries if key_of(e[0]) in titled}
+        config = {"entries": entries, "pages": own, "about": about}
+        pages.add("glossary", "glossary", "Glossary", sorted({e[1] for e in entries}), config)
     link_pages(the_plan, docs, subjects)
 
 
@@ -858,6 +864,11 @@ def defining_sentence(device: dict, docs: list[SourceDoc]) -> tuple[str, str, st
     return None
 
 
+# A writer speaking for themself ('… and I cut it at around nine days') tells a story, not what
+# a term means.
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|[Mm]y|[Mm]e)\b")
+
+
 def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -> list[list[str]]:
     """[term, path, anchor, definition] of every sentence that says what a named thing is
     ('Chervil is a delicate French herb …' → 'Chervil', 'a delicate French herb …')."""
@@ -868,7 +879,11 @@ def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -
             if not m or not self_contained(sentence):
                 continue
             term = m.group("term").strip()
-            if term.split()[0].lower() in STOPWORDS or not is_name(term):
+            if (
+                term.split()[0].lower() in STOPWORDS
+                or not is_name(term)
+                or _FIRST_PERSON.search(m.group("what"))
+            ):
                 continue
             out.append([term, doc.path, anchor, m.group("what").rstrip(".") + "."])
     return out
@@ -1024,6 +1039,7 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         for found_in in (spec.config.get("mentions") or {}).values():  # where others name its entries
             outgoing[spec.path] |= {the_plan.homes[p] for p, _, _ in found_in if p in the_plan.homes}
         outgoing[spec.path] |= noted_targets(the_plan, spec)
+        outgoing[spec.path] |= set((spec.config.get("pages") or {}).values())  # the glossary's terms
         outgoing[spec.path].discard(spec.path)
     series = {
         s.path: s.title.split(":", 1)[0].rstrip(" 0123456789") for s in the_plan.pages if s.type == "topic"

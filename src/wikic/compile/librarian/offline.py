@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ...core.facts import facts as field_facts
+from ...core.markdown import plain_inline
 from ...core.models import SourceDoc
 from ..draft import Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, about_units
@@ -42,7 +43,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-3"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-4"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -509,17 +510,22 @@ def _hub(job: PageJob) -> Draft:
 def _glossary(job: PageJob) -> Draft:
     """Terms the sources define, A to Z: each with its definition (the source's own words after
     'is'), cited, and a link to where the term's source is shown whole."""
+    pages = job.spec.config.get("pages") or {}
     items = []
     for term, path, anchor, what in job.spec.config["entries"]:
-        items.append(Sentence(f"**{term}**: {what}", (Citation(path, anchor),)))
-    lead = items[:1]
-    body = [Block("bullets", sentences=tuple(items[1:]))] if len(items) > 1 else []
-    draft = _finish(job, body, lead)
+        href = pages.get(term)
+        shown = f"[{term}]({relative(href, job.spec.path)})" if href else term
+        items.append(Sentence(f"**{shown}**: {what}", (Citation(path, anchor),)))
+    body = [Block("bullets", sentences=tuple(items))] if items else []
+    draft = _finish(job, body)
     return replace(
         draft,
-        summary=f"{len(items)} terms the sources define, from {items[0].text.split('**')[1]} to "
-        f"{items[-1].text.split('**')[1]}."[:160],
+        summary=f"{len(items)} terms the sources define, from {_term(items[0])} to {_term(items[-1])}."[:160],
     )
+
+
+def _term(item: Sentence) -> str:
+    return plain_inline(item.text.split("**")[1])
 
 
 def _changes(job: PageJob) -> Draft:
