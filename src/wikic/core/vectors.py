@@ -30,7 +30,7 @@ import struct
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress, repeat
-from operator import mul
+from operator import add, and_, mul, sub
 
 from .embedding import DIM, MODEL, BatchEmbedder
 
@@ -165,17 +165,15 @@ class VectorStore:
 
     def get(self, keys: Iterable[str]) -> dict[str, bytes]:
         """{key: its vector as DIM little-endian float16} for the keys that hold one."""
-        return self._select("key", list(dict.fromkeys(keys)))
+        wanted = list(dict.fromkeys(keys))
+        return dict(self._where_in("key, vec", "key", wanted)) if wanted and self._load() else {}
 
-    def _select(self, column: str, values: list, loaded: bool = False) -> dict[str, bytes]:
-        if not values or (not loaded and self._load() is None):
-            return {}
-        found: dict[str, bytes] = {}
+    def _where_in(self, columns: str, column: str, values: list) -> Iterator[tuple]:
+        """``columns`` of the rows whose ``column`` is one of ``values``."""
         for start in range(0, len(values), 500):
             part = values[start : start + 500]
-            sql = f"SELECT key, vec FROM {self.name} WHERE {column} IN ({','.join('?' * len(part))})"
-            found.update(self.conn.execute(sql, part))
-        return found
+            sql = f"SELECT {columns} FROM {self.name} WHERE {column} IN ({','.join('?' * len(part))})"
+            yield from self.conn.execute(sql, part)
 
     def _load(self) -> _Scan | None:
         """The packed masks, read again only when a writer has changed them since; None when the
@@ -211,24 +209,41 @@ class VectorStore:
         exact = max(TWO_BIT_KEEP, k)
         pool = by_signs(query_signs, scan.signs, pool, max(SIGN_KEEP, 10 * exact))
         pool = by_two_bits(query_signs, query_larges, scan.signs, scan.larges, pool, exact)
-        vectors = self._select("rowid", [scan.rowids[i] for i in pool], loaded=True)
-        scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in vectors.items()]
+        scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in self._vectors(scan, pool)]
         scored.sort(key=lambda s: (-s[0], s[1]))
         return scored[:k]
+
+    def _vectors(self, scan: _Scan, pool: Sequence[int]) -> list[tuple[str, bytes]]:
+        """(key, vector) of the members of ``pool``: those read before from ``scan``'s generation
+        of the store are not read again."""
+        rowids = [scan.rowids[i] for i in pool]
+        seen = scan.vectors
+        missing = [r for r in rowids if r not in seen]
+        rows = self._where_in("rowid, key, vec", "rowid", missing)
+        seen.update((rowid, (key, vec)) for rowid, key, vec in rows)
+        return [seen[r] for r in rowids if r in seen]
 
 
 class _Scan:
     """What a search reads of a store: the rowid, sign mask and large mask of every vector, in
-    key order; the keys themselves only when they are asked for."""
+    key order; the keys themselves only when they are asked for; and the (key, vector) of each
+    rowid a search has read, kept for the next search of the same generation."""
 
-    __slots__ = ("generation", "rowids", "signs", "larges", "keys")
+    __slots__ = ("generation", "rowids", "signs", "larges", "keys", "vectors")
 
     def __init__(self, generation: int, rowids: bytes, signs: bytes, larges: bytes):
         n = len(rowids) // 8
-        self.generation, self.larges = generation, larges
+        self.generation = generation
         self.rowids = struct.unpack(f"<{n}q", rowids)
-        self.signs = list(map(int.from_bytes, struct.unpack(f"{MASK_BYTES}s" * n, signs), repeat("big")))
+        self.signs = _ints(signs, n)
+        self.larges = _ints(larges, n)
         self.keys: list[str] | None = None
+        self.vectors: dict[int, tuple[str, bytes]] = {}
+
+
+def _ints(packed: bytes, n: int) -> list[int]:
+    """``n`` masks of ``MASK_BYTES`` packed one after another, as integers."""
+    return list(map(int.from_bytes, struct.unpack(f"{MASK_BYTES}s" * n, packed), repeat("big")))
 
 
 # ---------------------------------------------------------------- the passes
@@ -240,7 +255,21 @@ def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Se
     if len(pool) <= keep:
         return pool
     masks = signs if pool == range(len(signs)) else [signs[i] for i in pool]
-    distance = list(map(int.bit_count, map(query.__xor__, masks)))
+    try:  # one byte per member: how many of its signs differ (at most 255)
+        distance = bytes(map(int.bit_count, map(query.__xor__, masks)))
+    except ValueError:  # a member whose every sign differs
+        return _by_signs_counted(list(map(int.bit_count, map(query.__xor__, masks))), pool, keep)
+    lo, hi = 1, DIM  # the least limit that keeps enough (every distance here is under DIM)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if distance.translate(_below(mid)).count(1) >= keep:
+            hi = mid
+        else:
+            lo = mid + 1
+    return list(compress(pool, distance.translate(_below(lo))))
+
+
+def _by_signs_counted(distance: list[int], pool: Sequence[int], keep: int) -> list[int]:
     counts = Counter(distance)
     limit = kept = 0
     while kept < keep:
@@ -249,24 +278,30 @@ def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Se
     return list(compress(pool, map(limit.__gt__, distance)))
 
 
+def _below(limit: int) -> bytes:
+    """A ``bytes.translate`` table: 1 for a byte under ``limit``, 0 for the others."""
+    return b"\x01" * limit + bytes(256 - limit)
+
+
 def by_two_bits(
-    query_signs: int, query_larges: int, signs: list[int], larges: bytes, pool: Sequence[int], keep: int
+    query_signs: int, query_larges: int, signs: list[int], larges: list[int], pool: Sequence[int], keep: int
 ) -> Sequence[int]:
     """The ``keep`` members of ``pool`` nearest to the query with every component reduced to
-    ±1 or ±3 (±3 for the largest half in size). Their dot product is 768 + 4·|both large| minus
-    twice the weight of the components whose signs differ, weighing 1, 3 or 9; so the ones with
-    the least ``differ + 2·(differ & large q) + 2·(differ & large v) + 4·(differ & both) −
-    2·both`` come first."""
+    ±1 or ±3 (±3 for the largest half in size), ties in pool order. Their dot product is 768 +
+    4·|both large| minus twice the weight of the components whose signs differ, weighing 1, 3
+    or 9; so the ones with the least ``differ + 2·(differ & (large q | large v)) + 6·(differ &
+    both) − 2·both`` come first."""
     if len(pool) <= keep:
         return pool
-    ql, scored = query_larges, []
-    for i in pool:
-        lv = int.from_bytes(larges[i * MASK_BYTES : (i + 1) * MASK_BYTES], "big")
-        d, both = query_signs ^ signs[i], ql & lv
-        cost = d.bit_count() + 2 * ((d & ql).bit_count() + (d & lv).bit_count())
-        scored.append((cost + 4 * (d & both).bit_count() - 2 * both.bit_count(), i))
-    scored.sort()
-    return [i for _, i in scored[:keep]]
+    ql, count = query_larges, int.bit_count
+    differ = list(map(query_signs.__xor__, [signs[i] for i in pool]))
+    large = [larges[i] for i in pool]
+    both = list(map(ql.__and__, large))
+    either = map(count, map(and_, differ, map(ql.__or__, large)))
+    weighed = map(add, either, map((3).__mul__, map(count, map(and_, differ, both))))
+    cost = list(map(add, map(count, differ), map((2).__mul__, map(sub, weighed, map(count, both)))))
+    order = sorted(range(len(pool)), key=cost.__getitem__)
+    return [pool[j] for j in order[:keep]]
 
 
 def masks(vector: Vector) -> tuple[int, int]:
