@@ -20,8 +20,11 @@ from pathlib import Path
 
 from ...core.fsutil import walk_files
 from ...core.markdown import plain_inline, split_sections
-from ...core.models import SourceDoc
 from ...transform.layer1 import LAYER1, parse_doc
+
+TYPE_CHECKING = False  # not typing's: a search imports this module
+if TYPE_CHECKING:
+    from ...core.models import SourceDoc
 
 TABLES = ("page", "source", "index", "doc")  # the kinds of chunk, one FTS5 table each
 

@@ -25,7 +25,6 @@ from pathlib import Path
 from ...core.errors import ConfigError, KBError
 from ...core.fsutil import sha256_tag
 from ...core.markdown import split_sections
-from ...core.models import SourceDoc
 from .chunks import TABLES, Chunk, chunks_of, kb_files, lead_ref
 from .cjk import index_text
 from .dense import STATE, SYNCED, DenseState, vector_key
@@ -33,6 +32,7 @@ from .entities import Entities
 
 TYPE_CHECKING = False  # not typing's: a search imports this module
 if TYPE_CHECKING:
+    from ...core.models import SourceDoc
     from ..report import CompileReport
 
 DB_PATH = ".wikic/search.sqlite"
@@ -483,6 +483,8 @@ _DOC = "path, source, id, key, title, meta, body, sha256"  # the columns a Sourc
 
 
 def _doc(row: tuple) -> SourceDoc:
+    from ...core.models import SourceDoc  # here: a search reads no document
+
     path, source, id_, key, title, meta, body, digest = row
     return SourceDoc(
         source, id_, key, path, title, json.loads(meta), body, digest, tuple(split_sections(body))
