@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ..core.errors import KBError
 from ..core.fsutil import read_regular, sha256_tag, walk_files
-from ..core.markdown import split_sections, without_controls
 
 TYPE_CHECKING = False  # not typing's: a search imports this module
 if TYPE_CHECKING:
@@ -71,7 +70,8 @@ def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
         raise KBError(
             f"{rel}: frontmatter aliases expand to more than {MAX_YAML_VALUES} values; write it out plainly"
         )
-    from ..core.models import SourceDoc  # here: a search imports this module for require_sources
+    from ..core.markdown import split_sections, without_controls  # here: a search imports this
+    from ..core.models import SourceDoc  # module for require_sources and parses no document
 
     meta = {str(k): v for k, v in post.metadata.items()}
     source = str(meta.get("source") or parts[1])
