@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import struct
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,12 @@ def test_the_passes_keep_what_their_definitions_say() -> None:
     ]
     larges = [rng.getrandbits(embedding.DIM) for _ in signs]
     full = (1 << embedding.DIM) - 1
+    packed = b"".join(m.to_bytes(embedding.DIM // 8, "big") for m in signs)
+    scan = vectors._Scan(1, struct.pack("<300q", *range(300)), packed, packed)
+    planes = scan.sign_planes()
+    assert planes == [
+        sum((m >> (embedding.DIM - 1 - j) & 1) << i for i, m in enumerate(signs)) for j in range(256)
+    ]
     for query, pool in [
         (base, range(300)),
         (base ^ 7, list(range(0, 300, 2))),
@@ -127,6 +134,8 @@ def test_the_passes_keep_what_their_definitions_say() -> None:
         limit = sorted(distance.values())[49] + 1
         kept = vectors.by_signs(query, signs, pool, 50)
         assert list(kept) == [i for i in pool if distance[i] < limit] and len(kept) > 50  # ties
+        if pool == range(300):  # and from the masks bit-sliced, as a store searched again reads them
+            assert vectors.by_signs_sliced(query, planes, 300, 50) == list(kept)
         ql = larges[0]
         cost = {}
         for i in kept:

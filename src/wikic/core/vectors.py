@@ -23,6 +23,7 @@ need about four times as many exact cosines for 94%.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 import sqlite3
@@ -207,7 +208,11 @@ class VectorStore:
             pool = [i for i, key in enumerate(self.keys()) if key in wanted]
         query_signs, query_larges = masks(query)
         exact = max(TWO_BIT_KEEP, k)
-        pool = by_signs(query_signs, scan.signs, pool, max(SIGN_KEEP, 10 * exact))
+        keep = max(SIGN_KEEP, 10 * exact)
+        if candidates is None and scan.searched():
+            pool = by_signs_sliced(query_signs, scan.sign_planes(), len(scan.rowids), keep)
+        else:
+            pool = by_signs(query_signs, scan.signs, pool, keep)
         pool = by_two_bits(query_signs, query_larges, scan.signs, scan.larges, pool, exact)
         scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in self._vectors(scan, pool)]
         scored.sort(key=lambda s: (-s[0], s[1]))
@@ -226,10 +231,11 @@ class VectorStore:
 
 class _Scan:
     """What a search reads of a store: the rowid, sign mask and large mask of every vector, in
-    key order; the keys themselves only when they are asked for; and the (key, vector) of each
-    rowid a search has read, kept for the next search of the same generation."""
+    key order; the keys themselves only when they are asked for; and, for the next searches of
+    the same generation, the (key, vector) of each rowid a search has read and the sign masks
+    bit-sliced (``sign_planes``: a process that searches once does not make them)."""
 
-    __slots__ = ("generation", "rowids", "signs", "larges", "keys", "vectors")
+    __slots__ = ("generation", "rowids", "signs", "larges", "keys", "vectors", "packed", "planes", "searches")
 
     def __init__(self, generation: int, rowids: bytes, signs: bytes, larges: bytes):
         n = len(rowids) // 8
@@ -239,6 +245,22 @@ class _Scan:
         self.larges = _ints(larges, n)
         self.keys: list[str] | None = None
         self.vectors: dict[int, tuple[str, bytes]] = {}
+        self.packed, self.planes, self.searches = signs, None, 0
+
+    def searched(self) -> bool:
+        """Whether this generation was searched before (counting this search)."""
+        self.searches += 1
+        return self.searches > 1
+
+    def sign_planes(self) -> list[int]:
+        """Plane j: an integer whose bit i is set when component j (from the top) of vector i
+        is above zero."""
+        if self.planes is None:
+            self.planes = []
+            for c in range(MASK_BYTES):
+                column = self.packed[c::MASK_BYTES][::-1]  # the last vector first: vector i is bit i
+                self.planes += [int(column.translate(_bit_digits(b)), 2) for b in range(7, -1, -1)]
+        return self.planes
 
 
 def _ints(packed: bytes, n: int) -> list[int]:
@@ -267,6 +289,68 @@ def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Se
         else:
             lo = mid + 1
     return list(compress(pool, distance.translate(_below(lo))))
+
+
+def by_signs_sliced(query: int, planes: list[int], n: int, keep: int) -> Sequence[int]:
+    """``by_signs`` over all ``n`` vectors, from their sign masks bit-sliced: each operation
+    counts the differing signs of every vector at once."""
+    if n <= keep:
+        return range(n)
+    every = (1 << n) - 1
+    differ = [p ^ every if query >> (DIM - 1 - j) & 1 else p for j, p in enumerate(planes)]
+    distance = _column_sum(differ)
+    lo, hi = 1, DIM + 1  # the least limit that keeps enough
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _under(distance, mid, every).bit_count() >= keep:
+            hi = mid
+        else:
+            lo = mid + 1
+    kept = format(_under(distance, lo, every), f"0{n}b")[::-1].encode().translate(_DIGIT_BITS)
+    return list(compress(range(n), kept))
+
+
+def _column_sum(planes: list[int]) -> list[int]:
+    """The bits, lowest first, of how many of ``planes`` have each bit set: full adders over
+    whole planes, three planes of one weight making one of it and a carry of the next."""
+    columns: list[list[int]] = [list(planes)]
+    out: list[int] = []
+    while len(out) < len(columns):
+        column, carries = columns[len(out)], []
+        while len(column) > 1:
+            a, b = column.pop(), column.pop()
+            c = column.pop() if column else 0
+            half = a ^ b
+            column.append(half ^ c)
+            carries.append((a & b) | (half & c))
+        if carries and len(columns) == len(out) + 1:
+            columns.append(carries)
+        elif carries:
+            columns[len(out) + 1] += carries
+        out.append(column[0] if column else 0)
+    return out
+
+
+def _under(bits: list[int], limit: int, every: int) -> int:
+    """The rows whose number (``bits``, lowest first, one plane each) is under ``limit``."""
+    under, equal = 0, every
+    for k in range(max(len(bits), limit.bit_length()) - 1, -1, -1):
+        plane = bits[k] if k < len(bits) else 0
+        if limit >> k & 1:
+            under |= equal & (every ^ plane)
+            equal &= plane
+        else:
+            equal &= every ^ plane
+    return under
+
+
+@functools.cache
+def _bit_digits(b: int) -> bytes:
+    """A ``bytes.translate`` table: the digit '1' for a byte with bit ``b`` set, else '0'."""
+    return bytes(49 if v >> b & 1 else 48 for v in range(256))
+
+
+_DIGIT_BITS = bytes.maketrans(b"01", b"\x00\x01")
 
 
 def _by_signs_counted(distance: list[int], pool: Sequence[int], keep: int) -> list[int]:
