@@ -327,10 +327,10 @@ class FakeAnthropic(FakeLLM):
             return 400, {}, _error("invalid_request_error", "messages.0.content: too many source blocks")
         if fault == "429":
             return 429, {"retry-after": "0.05"}, _error("rate_limit_error", "Number of requests exceeded")
-        if fault == "529":
-            return 529, {}, _error("overloaded_error", "Overloaded")
+        if fault == "529":  # a short retry-after, as the API may send: the SDK waits that, not seconds
+            return 529, {"retry-after-ms": "20"}, _error("overloaded_error", "Overloaded")
         if fault == "500":
-            return 500, {}, _error("api_error", "Internal server error")
+            return 500, {"retry-after-ms": "20"}, _error("api_error", "Internal server error")
         if fault == "401":
             return 401, {}, _error("authentication_error", "invalid x-api-key")
         return 200, {}, self.message(body, fault)

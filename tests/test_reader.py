@@ -13,21 +13,36 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 import pytest
+import wikiasserts
 import yaml
-from wikiasserts import body_lines, pages
+from wikiasserts import body_lines
 
+from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.librarian.extract import section_content
 from wikic.compile.links import Names, Target, key_of
-from wikic.compile.pageplan import plan
 from wikic.compile.schema import load_wiki_schema
 from wikic.core.markdown import plain_inline, words
-from wikic.transform.layer1 import load_layer1
+from wikic.transform import layer1
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The three wikis are read-only here, so each is read, parsed and planned once per worker.
+pages = cache(wikiasserts.pages)
+
+
+@cache
+def load_layer1(root: Path) -> tuple:
+    return tuple(layer1.load_layer1(root))
+
+
+@cache
+def planned(root: Path) -> pageplan.Plan:
+    return pageplan.plan(list(load_layer1(root)), load_wiki_schema(root))
 
 
 @pytest.fixture(params=["example", "farmbot", "planned"])
@@ -111,7 +126,7 @@ def test_every_farmbot_device_page_gathers_what_its_sources_say(farmbot_compiled
     """At least 10 cited sentences about the device from at least 3 sources, or all of them where
     the sources say less."""
     root = farmbot_compiled
-    the_plan = plan(load_layer1(root), load_wiki_schema(root))
+    the_plan = planned(root)
     docs = {d.path: d for d in load_layer1(root)}
     for spec in (s for s in the_plan.pages if s.type == "device"):
         device = spec.config["device"]
@@ -285,7 +300,7 @@ def test_the_holiday_guide_quotes_only_what_the_trip_needs() -> None:
     among other news, only the vacation-mode section (not 'A new plant library'); and not an older
     post or story whose change a quoted newer section already states (app 4.6's 14 days, the
     classroom's spring break), which would repeat history as guidance."""
-    the_plan = plan(load_layer1(REPO), load_wiki_schema(REPO))
+    the_plan = planned(REPO)
     spec = next(s for s in the_plan.pages if s.path == "wiki/guides/going-on-holiday.md")
     shown = {tuple(x) for x in spec.config["sections"]}
     assert ("layer1_sources/blog/app-5-0.md", "vacation-mode-up-to-21-days") in shown
@@ -304,7 +319,7 @@ def test_guides_quote_neither_history_nor_lists_about_something_else() -> None:
     does not take a list per planter about another task (refill intervals, which plants fit)
     for having an item per device, nor every plant entry's template 'Common problems' heading for
     sharing the guide's title words."""
-    the_plan = plan(load_layer1(REPO), load_wiki_schema(REPO))
+    the_plan = planned(REPO)
     shown = {s.path: {tuple(x) for x in s.config["sections"]} for s in the_plan.pages if "/guides/" in s.path}
     assert not any(p.endswith("app-4-6-vacation-mode.md") for p, _ in shown["wiki/guides/first-week.md"])
     problems = {p.split("/")[-1] for p, _ in shown["wiki/guides/fix-common-problems.md"]}

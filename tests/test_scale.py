@@ -61,18 +61,12 @@ def vectors(root: Path) -> dict[str, list[tuple]]:
         return {n: conn.execute(f"SELECT * FROM {n} ORDER BY key").fetchall() for n in tables}
 
 
-@pytest.mark.parametrize("kb", ["example", "farmbot"])
-def test_any_number_of_processes_writes_the_same_wiki(kb: str, tmp_path: Path, request) -> None:
+def test_any_number_of_processes_writes_the_same_wiki(tmp_path: Path) -> None:
     """Pages made (and layer 1 embedded for the search index) in one process or in a pool of three
     are byte for byte the same wiki and vectors (and the same report), and a recompile with nothing
     changed writes nothing."""
-    if kb == "example":
-        base = copy_example(tmp_path / "base")
-    else:
-        base = tmp_path / "base"
-        shutil.copytree(request.getfixturevalue("farmbot_compiled"), base)
+    base = copy_example(tmp_path / "base")
     shutil.rmtree(base / "wiki")
-    shutil.rmtree(base / ".wikic", ignore_errors=True)
     wikis, reports, embedded = [], [], []
     for jobs in (1, 3):
         root = tmp_path / f"jobs-{jobs}"
@@ -87,10 +81,29 @@ def test_any_number_of_processes_writes_the_same_wiki(kb: str, tmp_path: Path, r
         assert changed_files(before, snapshot_tree(root)) == []
     assert wikis[0] == wikis[1]
     assert reports[0] == reports[1]
+    assert_same_vectors(embedded[0], embedded[1])
+
+
+def test_farmbot_from_one_process_is_the_wiki_a_pool_of_three_wrote(
+    farmbot_compiled: Path, tmp_path: Path
+) -> None:
+    """The shared FarmBot build is compiled in a pool of three (conftest); one process writes the
+    same wiki and vectors, and its recompile writes nothing."""
+    root = tmp_path / "jobs-1"
+    shutil.copytree(farmbot_compiled, root)
+    shutil.rmtree(root / "wiki")
+    shutil.rmtree(root / ".wikic")
+    assert not compile_wiki(root, jobs=1).failed
+    assert wiki_bytes(root) == wiki_bytes(farmbot_compiled)
+    assert_same_vectors(vectors(root), vectors(farmbot_compiled))
+    before = snapshot_tree(root)
+    assert not compile_wiki(root, jobs=1).wrote_anything
+    assert changed_files(before, snapshot_tree(root)) == []
+
+
+def assert_same_vectors(one: dict[str, list[tuple]], other: dict[str, list[tuple]]) -> None:
     layer1 = ("vectors_source", "vectors_doc")  # vectors_plan holds the planner's few queries
-    assert embedded[0] == embedded[1] and all(len(embedded[0][n]) > 10 for n in layer1), {
-        n: len(rows) for n, rows in embedded[0].items()
-    }
+    assert one == other and all(len(one[n]) > 10 for n in layer1), {n: len(rows) for n, rows in one.items()}
 
 
 def test_pages_of_one_type_made_from_nearly_the_same_sources_are_duplicates() -> None:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -509,6 +511,36 @@ def _cells(line: str) -> list[str]:
     return [" ".join(c.split()) for c in re.split(r"(?<!\\)\|", inner)]
 
 
+class _Recent:
+    """The sections cited lately in this process, whatever verifier asked: a compile verifies
+    page by page and many pages quote the same sections, and a process may verify the same
+    documents again (layer 1 parses each unchanged file to the same object). Keyed by the
+    document object itself, held while its entry lasts; bounded, and safe across threads."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.found: OrderedDict[tuple[int, str], tuple[SourceDoc, Cited]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, doc: SourceDoc, anchor: str, make: Callable[[], Cited]) -> Cited:
+        key = (id(doc), anchor)
+        with self.lock:
+            entry = self.found.get(key)
+            if entry is not None and entry[0] is doc:
+                self.found.move_to_end(key)
+                return entry[1]
+        found = make()
+        with self.lock:
+            self.found[key] = (doc, found)
+            self.found.move_to_end(key)
+            while len(self.found) > self.size:
+                self.found.popitem(last=False)
+        return found
+
+
+_RECENT = _Recent(1024)
+
+
 def _cited(doc: SourceDoc, anchor: str, rest: list[str], rest_flat: list[str]) -> Cited:
     """What a citation of ``doc#anchor`` vouches for; ``rest`` is the document's title and fields
     as lines, ``rest_flat`` the same normalised (shared by all of its sections)."""
@@ -544,7 +576,7 @@ class Verifier:
         self.docs = {d.path: d for d in docs}
         self.min_overlap = min_overlap
         self.unreadable = unreadable  # files that exist but cannot be parsed: citations of them are skipped
-        self._cited: dict[Citation, Cited] = {}  # per verifier, so no cache outlives its KB
+        self._cited: dict[Citation, Cited] = {}  # this page's; the process keeps recent ones by content
         self._merged: dict[tuple[Citation, ...], Analysis] = {}
         self._rest: dict[str, tuple[list[str], list[str]]] = {}  # path → its title and fields, as lines
 
@@ -570,11 +602,14 @@ class Verifier:
         found = self._cited.get(cite)
         if found is None:
             doc = self.docs[cite.path]
-            if cite.path not in self._rest:
-                rest = [doc.title, *field_lines(doc)]
-                self._rest[cite.path] = rest, [x for x in map(_normal, rest) if x]
-            found = self._cited[cite] = _cited(doc, cite.anchor, *self._rest[cite.path])
+            found = self._cited[cite] = _RECENT.get(doc, cite.anchor, lambda: self._make(doc, cite.anchor))
         return found
+
+    def _make(self, doc: SourceDoc, anchor: str) -> Cited:
+        if doc.path not in self._rest:
+            rest = [doc.title, *field_lines(doc)]
+            self._rest[doc.path] = rest, [x for x in map(_normal, rest) if x]
+        return _cited(doc, anchor, *self._rest[doc.path])
 
     def cited_text(self, cite: Citation) -> str:
         return self.cited(cite).flat

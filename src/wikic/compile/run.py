@@ -25,7 +25,7 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import SourceDoc
-from ..core.pool import default_jobs, slices
+from ..core.pool import default_jobs, frozen_heap, slices
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
 from . import workers
 from .citations import Verifier
@@ -237,7 +237,7 @@ def compile_wiki(
     schema = load_wiki_schema(root)
     lib = librarian or make_librarian(schema, backend, environ, report, batch)
     report.backend, report.model = lib.name, lib.model
-    with kb_lock(root), _long_lived():
+    with kb_lock(root), frozen_heap():  # plan_work freezes what lives until the end
         refuse_folder_links(root, WIKI)
         remove_stale_temps(root / WIKI)
         inputs = read_inputs(root, lib)
@@ -268,17 +268,6 @@ def settled_index(root: Path, schema: WikiSchema, report: CompileReport, jobs: i
         update_index(root, schema.semantic, None, report, jobs)
     elif schema.semantic:
         report.notes += [note for note in [mend_query_file(root)] if note]
-
-
-@contextmanager
-def _long_lived() -> Iterator[None]:
-    """What a compile reads and plans lives until it ends: ``plan_work`` moves it out of the
-    garbage collector's sight (``gc.freeze``), so that its passes over the objects a page makes
-    do not walk the whole KB again and again; it is handed back when the compile ends."""
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def read_inputs(root: Path, lib: Librarian) -> Inputs:

@@ -240,10 +240,7 @@ def write_query_assets(path: Path, files: ModelFiles) -> bool:
         current.close()
         if current.header.get("source") == stamp:
             return False
-    try:
-        bpe = tables(json.loads(files.tokenizer.read_text("utf-8")))
-    except ValueError as exc:
-        raise off(f"{files.tokenizer}: {exc}") from None
+    bpe = _bpe_tables(files.tokenizer, *stamp["tokenizer"])
     offset, length = matrix_span(files.weights)
     with open(files.weights, "rb") as fh:
         fh.seek(offset)
@@ -252,6 +249,16 @@ def write_query_assets(path: Path, files: ModelFiles) -> bool:
     head = json.dumps(header, sort_keys=True).encode()
     atomic_write(path, b"".join([_MAGIC, _HEADER.pack(len(head)), head, bpe, matrix]))
     return True
+
+
+@functools.lru_cache(maxsize=2)
+def _bpe_tables(tokenizer: Path, size: int, mtime_ns: int, sha256: str) -> bytes:
+    """The tokenizer's tables, made once per process for as long as its file stays the same (every
+    new KB's compile writes them into its query file)."""
+    try:
+        return tables(json.loads(tokenizer.read_text("utf-8")))
+    except ValueError as exc:
+        raise off(f"{tokenizer}: {exc}") from None
 
 
 def _stamp(path: Path) -> list:

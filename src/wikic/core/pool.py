@@ -41,20 +41,32 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+_HOLDS = 0  # how many callers are inside ``frozen_heap``
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """The objects made so far, and those ``gc.freeze`` moves later while this holds, are out of
+    the garbage collector's walks until the outermost hold ends. (Counted here: asking the
+    collector how much is frozen walks everything frozen.)"""
+    global _HOLDS
+    gc.freeze()
+    _HOLDS += 1
+    try:
+        yield
+    finally:
+        _HOLDS -= 1
+        if not _HOLDS:
+            gc.unfreeze()
+
+
 @contextlib.contextmanager
 def forked(jobs: int) -> Iterator[Pool]:
     """A pool of ``jobs`` processes forked from this one, which sees the objects made so far: they
-    are moved out of the garbage collector's walks while it runs (``gc.freeze``), so that the
-    forks share their memory pages instead of copying them. A caller that froze them first keeps
-    them frozen."""
-    frozen = gc.get_freeze_count()
-    gc.freeze()
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
-            yield pool
-    finally:
-        if not frozen:
-            gc.unfreeze()
+    are frozen (``frozen_heap``) while it runs, so that the forks share their memory pages
+    instead of copying them."""
+    with frozen_heap(), multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
+        yield pool
 
 
 def _slice(bounds: tuple[int, int]) -> Any:

@@ -37,11 +37,6 @@ def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
     """Parse one layer-1 file. ``source`` and ``id`` default to its folder and file stem. A file
     outside a source folder, a symbolic link, text that is not UTF-8 and frontmatter that cannot
     be read (nested too deeply, aliases that expand past ``MAX_YAML_VALUES``) are ``KBError``s."""
-    import frontmatter  # here, not at the top: lookups that only read the search index skip it
-    import yaml
-
-    from ..core.config import MAX_YAML_VALUES, too_large  # and config's imports (typing) with it
-
     rel = path.relative_to(root).as_posix()
     parts = Path(rel).parts
     if len(parts) < 3:
@@ -58,6 +53,20 @@ def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
                 else f"cannot be read ({exc})"
             )
             raise KBError(f"{rel}: {why}; replace it with the file itself") from None
+    return _parsed(rel, data)
+
+
+@lru_cache(maxsize=1024)
+def _parsed(rel: str, data: bytes) -> SourceDoc:
+    """``rel``'s document from its bytes. A process that reads the same layer-1 files again (a
+    compile then its check, a server, a test suite) parses each once while it stays the same;
+    documents are frozen and nothing changes their frontmatter."""
+    import frontmatter
+    import yaml
+
+    from ..core.config import MAX_YAML_VALUES, too_large
+
+    parts = Path(rel).parts
     try:
         post = frontmatter.loads(data.decode("utf-8"), handler=_frontmatter_handler())
     except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
