@@ -11,7 +11,8 @@ A store is two tables in any SQLite database (its own file, or the search index'
 
 ``nearest`` narrows the texts in three passes, each cheap enough for the number it sees:
 
-1. the sign masks: how many signs differ (one XOR and a bit count per text) keeps ``SIGN_KEEP``;
+1. the sign masks: how many signs differ (one XOR and a bit count per text; for a store searched
+   again in one process, every text at once from the masks bit-sliced) keeps ``SIGN_KEEP``;
 2. both masks: the dot product of the two vectors with each component reduced to ±1 or ±3
    (five bit counts) keeps ``TWO_BIT_KEEP``;
 3. the float16 vectors of those: their exact cosine orders the result.
@@ -281,14 +282,8 @@ def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Se
         distance = bytes(map(int.bit_count, map(query.__xor__, masks)))
     except ValueError:  # a member whose every sign differs
         return _by_signs_counted(list(map(int.bit_count, map(query.__xor__, masks))), pool, keep)
-    lo, hi = 1, DIM  # the least limit that keeps enough (every distance here is under DIM)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if distance.translate(_below(mid)).count(1) >= keep:
-            hi = mid
-        else:
-            lo = mid + 1
-    return list(compress(pool, distance.translate(_below(lo))))
+    limit = _least_limit(lambda under: distance.translate(_below(under)).count(1), keep, DIM)
+    return list(compress(pool, distance.translate(_below(limit))))
 
 
 def by_signs_sliced(query: int, planes: list[int], n: int, keep: int) -> Sequence[int]:
@@ -299,15 +294,22 @@ def by_signs_sliced(query: int, planes: list[int], n: int, keep: int) -> Sequenc
     every = (1 << n) - 1
     differ = [p ^ every if query >> (DIM - 1 - j) & 1 else p for j, p in enumerate(planes)]
     distance = _column_sum(differ)
-    lo, hi = 1, DIM + 1  # the least limit that keeps enough
+    limit = _least_limit(lambda under: _under(distance, under, every).bit_count(), keep, DIM + 1)
+    kept = format(_under(distance, limit, every), f"0{n}b")[::-1].encode().translate(_DIGIT_BITS)
+    return list(compress(range(n), kept))
+
+
+def _least_limit(kept: Callable[[int], int], keep: int, most: int) -> int:
+    """The least limit up to ``most`` for which ``kept(limit)``, the members whose distance is
+    under it, are at least ``keep`` (``kept(most)`` is every member)."""
+    lo, hi = 1, most
     while lo < hi:
         mid = (lo + hi) // 2
-        if _under(distance, mid, every).bit_count() >= keep:
+        if kept(mid) >= keep:
             hi = mid
         else:
             lo = mid + 1
-    kept = format(_under(distance, lo, every), f"0{n}b")[::-1].encode().translate(_DIGIT_BITS)
-    return list(compress(range(n), kept))
+    return lo
 
 
 def _column_sum(planes: list[int]) -> list[int]:
