@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from wikic.core.markdown import split_sections
@@ -12,7 +13,7 @@ from wikic.core.models import SourceDoc
 from wikic.lookup.answer import Scorer, Shape, compose, fact_units, section_units, whole_lists
 from wikic.lookup.ask import REFUSAL, Lookup
 from wikic.lookup.eval import contains, load_questions, run_eval
-from wikic.lookup.evidence import feature, judge, names, near
+from wikic.lookup.evidence import coverage, feature, judge, names, near
 from wikic.transform.layer1 import parse_doc
 
 
@@ -179,6 +180,43 @@ def test_judge_refuses_named_things_and_features_the_evidence_does_not_hold():
     assert "dark mode" in verdict("Is there a dark mode for the camera?").reason
     assert "zigbee" in verdict("zigbee zigbee camera?").reason
     assert verdict("What about soil moisture calibration weights?").refused  # too little covered
+
+
+def test_a_personal_pronoun_is_no_word_of_the_question():
+    # 'me' is as rare in a KB as a product name, but a source saying it ('Can you hear me now?')
+    # holds nothing of a question asking 'can it tell me…'
+    verdict = judge(
+        "Can the camera tell me whether my squash leaves have powdery mildew?",
+        ["Squash leaves grow on long vines. Can you hear me now?"],
+        lambda t: 1.0,
+        lambda t, prefix=False: True,
+        lambda terms, text: coverage(terms, text, lambda t: 1.0),
+    )
+    assert verdict.coverage == pytest.approx(2 / 7)  # squash, leaves of seven words; 'me' is none
+
+
+def test_a_section_sharing_one_word_with_the_question_is_no_evidence():
+    question = "Can the camera tell me whether my squash leaves have powdery mildew?"
+
+    def weight(term):
+        return 4.0 if term in ("powdery", "mildew") else 1.0
+
+    def verdict(evidence):
+        return judge(
+            question,
+            evidence,
+            weight,
+            lambda t, prefix=False: True,
+            lambda terms, text: coverage(terms, text, weight),
+        )
+
+    leaves = "Squash leaves are large and rough."
+    # a setting that 'tells' the motors how far to turn says nothing of cameras or squash
+    chance = verdict([leaves, "This setting tells the motors how far to turn."])
+    assert chance.refused and chance.coverage == pytest.approx(2 / 13)
+    # the same word beside another of the question's counts
+    held = verdict([leaves, "The camera tells you how far the plants have grown."])
+    assert not held.refused and held.coverage == pytest.approx(4 / 13)
 
 
 def _coverage(terms, text):

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import yaml
-from apiserver import ApiServer
 from conftest import REPO, Tree
 from fakellm import Brain, FakeAnthropic, FakeOpenAI
-from farmbot_kb import FIXTURE, available, serve
+from farmbot_kb import FIXTURE
 from typer.testing import CliRunner
 
 from wikic.check.run import check
@@ -38,26 +38,11 @@ def by_id(items: list[dict]) -> dict[str, dict]:
     return {i["id"]: i for i in items}
 
 
-@pytest.fixture(scope="module")
-def farm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The FarmBot API onboarded with init --from, fetched, transformed and planned with --write."""
-    if not available():
-        pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
-    root = tmp_path_factory.mktemp("plan") / "farm"
-    api = ApiServer()
-    try:
-        urls = serve(api)  # articles by next link (with ETags), crops by cursor
-        for args in (
-            ["init", str(root), "--from", urls["articles"], "--from", urls["crops"]],
-            ["--root", str(root), "fetch"],
-            ["--root", str(root), "transform"],
-            ["--root", str(root), "plan", "--write"],
-        ):
-            result = runner.invoke(app, args)
-            assert result.exit_code == 0, (args, result.output)
-    finally:
-        api.close()
-    return root
+@pytest.fixture
+def farm(farmbot_planned: Path) -> Path:
+    """The FarmBot API onboarded with init --from, fetched, transformed, planned with --write and
+    compiled (shared by the run; read-only)."""
+    return farmbot_planned
 
 
 def test_farmbot_plan_finds_the_models_comparisons_and_guides(farm: Path) -> None:
@@ -91,9 +76,10 @@ def test_farmbot_plan_finds_the_models_comparisons_and_guides(farm: Path) -> Non
     assert "# a row of measured values in" in text and "# listed beside Express in a table" in text
 
 
-def test_farmbot_compile_places_every_source_with_something_to_quote(farm: Path, tmp_path: Path) -> None:
-    kb = shutil.copytree(farm, tmp_path / "farm")
-    report = compile_wiki(kb)
+def test_farmbot_compile_places_every_source_with_something_to_quote(
+    farm: Path, farmbot_planned_report: dict
+) -> None:
+    kb, report = farm, SimpleNamespace(**farmbot_planned_report)
     assert report.failed == [] and report.dropped == 0
     docs = {d.path: d for d in load_layer1(kb)}
     assert len(docs) == 487

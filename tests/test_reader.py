@@ -455,3 +455,41 @@ def test_a_device_page_leaves_what_is_about_another_device_to_that_device() -> N
     ]
     both = doc(3, "Wi-Fi", "The FarmBot Express and FarmBot Genesis connect to 2.4 GHz Wi-Fi only.")
     assert about_units(both, both.sections[0], genesis)  # about both: it stays
+
+
+def test_a_run_in_bold_label_stays_bold_instead_of_running_into_its_sentence() -> None:
+    """'**We're here to help** Have a question?' read as plain text is one run-on sentence; the
+    label keeps its bold (and the check reads the same plain words). A label with its own stop,
+    or bold inside a sentence, is left as plain text."""
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    body = (
+        "## Help\n\n**We're here to help** Have a question? Email us at contact@example.com.\n\n"
+        "**Note:** Keep the tank dry.\n\nWater it **every** day.\n"
+    )
+    doc = SourceDoc(
+        "faq", "1", "1", "layer1_sources/faq/1.md", "Help", {}, body, "sha256:x", tuple(split_sections(body))
+    )
+    said = [s.text for b in section_content(doc, doc.sections[-1]) for s in b.sentences]
+    assert said == [
+        "**We're here to help** Have a question?",
+        "Email us at contact@example.com.",
+        "Note: Keep the tank dry.",
+        "Water it every day.",
+    ]
+    assert [plain_inline(s) for s in said][0] == "We're here to help Have a question?"
+
+
+def test_signs_that_carry_a_table_s_meaning_are_kept_and_no_break_spaces_read_as_spaces() -> None:
+    """A table that says which seeds suit which tool with ':heavy_check_mark:' and ':no_entry:'
+    alone lost its every cell when shortcodes were dropped; decoration (':seedling:') still goes,
+    and '&nbsp;' in a label reads as a space rather than as the entity."""
+    assert plain_inline("|Seedlings |:no_entry: |:heavy_check_mark:|") == "|Seedlings |⛔ |✔|"
+    assert (
+        plain_inline(":warning: See notes about [vining crops](#vining-crops)")
+        == "⚠ See notes about vining crops"
+    )
+    assert plain_inline(":seedling: Grow") == "Grow"
+    assert plain_inline("**Trees&nbsp;and&nbsp;bushes**") == "Trees and bushes"
+    assert plain_inline("Salt &amp; pepper") == "Salt &amp; pepper"  # other entities stay as written

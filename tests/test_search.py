@@ -71,6 +71,7 @@ def test_strong_signal_needs_high_top_and_a_clear_gap():
 
 def test_query_terms_drop_stopwords_and_are_safe_fts_syntax():
     assert query_terms("How long does the tank last?") == ["long", "tank", "last"]
+    assert query_terms("Can you tell me how she waters it?") == ["tell", "waters"]
     expr = match_expression(query_terms('tank" OR pump) AND NOT* NEAR(x'))
     assert expr.count(" OR ") >= 2 and '"tank"' in expr
 

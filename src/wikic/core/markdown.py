@@ -25,7 +25,8 @@ _WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 _INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
 _HTML_TAG = re.compile(r"<[^<>]+>")
 _ATTRIBUTES = re.compile(r"\{:[^}\n]*\}")  # kramdown attributes ('{:.internal}'), never shown as text
-_MARKED = re.compile(r"[\[<*`~_:\\]")  # a character some inline markup below needs
+_MARKED = re.compile(r"[\[<*`~_:\\&]")  # a character some inline markup below needs
+_NBSP = re.compile(r"&(?:nbsp|#160|#x0*a0);", re.IGNORECASE)  # HTML's no-break space, as a space
 
 
 @lru_cache(maxsize=1 << 15)  # a sentence is read by the verifier, the renderer and coverage alike
@@ -42,14 +43,39 @@ def plain_inline(text: str) -> str:
     if "](" in text:  # nested deeper than that: what is left reads as text, never as a link
         text = text.replace("](", "] (")
     text = _HTML_TAG.sub("", text)
+    text = _NBSP.sub(" ", text) if "&" in text else text
     text = _ATTRIBUTES.sub("", text) if "{:" in text else text
-    text = _EMOJI_CODE.sub("", text) if ":" in text else text
+    text = _EMOJI_CODE.sub(_symbol, text) if ":" in text else text
     return _ESCAPED.sub(r"\1", _INLINE.sub("", text)).strip()
 
 
 _EMOJI_CODE = re.compile(
     r"(?<![\w:/]):[a-z0-9_+-]{2,40}:(?![\w/])"
 )  # ':construction_worker:', drawn as emoji
+# Shortcodes that say something, kept as the sign they draw (a table of which seeds suit which
+# tool says it with nothing else); the others are decoration (':seedling:', ':rocket:').
+_SYMBOLS = {
+    "heavy_check_mark": "✔",
+    "white_check_mark": "✅",
+    "ballot_box_with_check": "☑",
+    "x": "❌",
+    "heavy_multiplication_x": "✖",
+    "negative_squared_cross_mark": "❎",
+    "warning": "⚠",
+    "no_entry": "⛔",
+    "no_entry_sign": "🚫",
+    "stop_sign": "🛑",
+    "question": "❓",
+    "exclamation": "❗",
+    "heavy_plus_sign": "➕",
+    "heavy_minus_sign": "➖",
+}
+
+
+def _symbol(m: re.Match) -> str:
+    return _SYMBOLS.get(m.group()[1:-1], "")
+
+
 _ESCAPED = re.compile(r"\\([#>|.)+\-=!\[\]])")
 _BLOCK_START = re.compile(r"^(\d+)([.)])(?=\s|$)|^(?:[-+*]|#{1,6})(?=\s|$)|^[>|]")
 

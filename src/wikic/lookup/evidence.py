@@ -15,7 +15,9 @@ their documents' titles, headings and frontmatter fields). A question is refused
 3. **its words are foreign to the knowledge base**: the rarity-weighted share of its words that
    no source uses (nor a word sharing their first five letters) reaches ``FOREIGN_SHARE``;
 4. **the evidence is weak**: the rarity-weighted share of its words the evidence holds is below
-   ``REFUSE_BELOW``.
+   ``REFUSE_BELOW``, counting only the sections that hold ``ABOUT`` of its words or more: a
+   section sharing one word with it shares it by chance ('Can you hear me now?' for 'can the
+   camera tell me whether…', a setting that 'tells' the motors how far to turn).
 
 The thresholds were calibrated on the FarmBot dev questions, a held-out set of FarmBot questions
 and the example KB's questions together (see the README for the curve).
@@ -37,6 +39,7 @@ from .text import query_terms
 
 EVIDENCE_TOP = 5  # sections whose text counts as evidence
 REFUSE_BELOW = 0.2  # evidence coverage below this → refuse
+ABOUT = 2  # of the question's words (all, when it has fewer) a section holds to count as evidence
 FOREIGN_SHARE = 0.5  # share of the question's (weighted) words no source uses → refuse
 WINDOW = 6  # words of a name or feature phrase must lie within this many words of each other
 
@@ -106,17 +109,15 @@ def evidence_texts(
 
 def coverage(terms: Sequence[str], text: str, weight: Callable[[str], float]) -> float:
     """The rarity-weighted share of ``terms`` that ``text`` holds."""
-    if not terms:
-        return 0.0
+    total = sum(weight(t) for t in terms)
+    return sum(weight(t) for t in held_terms(terms, text)) / total if total else 0.0
+
+
+def held_terms(terms: Sequence[str], text: str) -> list[str]:
+    """The ``terms`` that ``text`` holds (as stems; a non-Latin term as written)."""
     vocab = {stem(w) for w in words(text)}
     low = text.lower()
-    total = got = 0.0
-    for t in terms:
-        w = weight(t)
-        total += w
-        if stem(t) in vocab or (not t.isascii() and t in low):
-            got += w
-    return got / total if total else 0.0
+    return [t for t in terms if stem(t) in vocab or (not t.isascii() and t in low)]
 
 
 def names(question: str) -> list[str]:
@@ -193,7 +194,8 @@ def judge(
     word it begins), and ``coverage(terms, text)`` the rarity-weighted share of ``terms`` that
     ``text`` holds."""
     terms = query_terms(question)
-    held = coverage(terms, "\n".join(evidence))
+    about = [text for text in evidence if len(held_terms(terms, text)) >= min(ABOUT, len(terms))]
+    held = coverage(terms, "\n".join(about))
     for name in names(question):
         if not any(near(words(name), text) for text in evidence):
             return Judgement(held, f"it names {name!r}, which the sources found do not mention")
@@ -210,11 +212,13 @@ def judge(
 
 
 __all__ = [
+    "ABOUT",
     "EVIDENCE_TOP",
     "Judgement",
     "coverage",
     "evidence_texts",
     "feature",
+    "held_terms",
     "judge",
     "names",
     "near",

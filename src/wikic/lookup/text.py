@@ -24,8 +24,8 @@ PREFIX_MIN = 4  # shortest term searched as a prefix in prefix queries
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of a natural-language query worth searching for: stopwords and the pronouns and
-    negations of contractions dropped ("I've", "don't"; "bot's" is searched as "bot") unless
+    """The words of a natural-language query worth searching for: stopwords, personal pronouns and
+    the pronouns and negations of contractions dropped ("I've", "don't"; "bot's" is searched as "bot") unless
     nothing else is left, CJK runs split into bigrams, duplicates removed, order kept."""
     latin: list[str] = []
     cjk: list[str] = []
@@ -40,8 +40,13 @@ def query_terms(query: str) -> list[str]:
             latin.extend(rest)
         else:
             latin.append(w)
-    content = [w for w in latin if w not in STOPWORDS]
+    content = [w for w in latin if w not in STOPWORDS and w not in PRONOUNS]
     return list(dict.fromkeys((content or latin) + cjk))
+
+
+# The personal pronouns the stopwords leave out: a question's 'me' or 'him' names no subject, and a
+# source that happens to say it ('Can you hear me now?') holds nothing the question asks for.
+PRONOUNS = frozenset("me him her he she his hers mine ours myself yourself ourselves themselves".split())
 
 
 def check_query(query: str) -> None:

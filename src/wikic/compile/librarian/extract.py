@@ -124,6 +124,20 @@ _RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$")
 _LETTER = re.compile(r"[^\W\d_]")
 
 
+_RUN_IN = re.compile(r"^\*\*([^*\n]{2,80}?)\*\*[ \t]+(?=[A-Z])")
+
+
+def run_in_label(marked: str, said: list[str]) -> list[str]:
+    """A paragraph's sentences, the first keeping the bold of a run-in label the paragraph opens
+    with ('**We're here to help** Have a question?'): without its stop, the label read as plain
+    text runs into the sentence after it."""
+    m = _RUN_IN.match(marked)
+    label = plain_inline(m.group(1)).strip() if m else ""
+    if not label or label[-1] in ".:!?;," or not said or not said[0].startswith(label + " "):
+        return said
+    return [f"**{label}** {said[0][len(label) + 1 :]}", *said[1:]]
+
+
 def _has_letters(text: str) -> bool:
     return bool(_LETTER.search(text))
 
@@ -165,8 +179,9 @@ def section_content(doc: SourceDoc, section: Section) -> list[Block]:
 
     def flush_para() -> None:
         if para:
-            text = plain_inline(_IMAGE.sub("", " ".join(para)))
-            sentences = tuple(Sentence(s, cite) for s in split_sentences(text) if _has_letters(s))
+            marked = _IMAGE.sub("", " ".join(para))
+            said = [s for s in split_sentences(plain_inline(marked)) if _has_letters(s)]
+            sentences = tuple(Sentence(s, cite) for s in run_in_label(marked, said))
             if sentences:
                 blocks.append(Block("para", sentences=sentences))
             para.clear()

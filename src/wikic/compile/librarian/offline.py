@@ -41,7 +41,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-2"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-3"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
