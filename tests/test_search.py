@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from wikic.cli.app import app
-from wikic.compile.searchindex.chunks import kb_files
+from wikic.compile.searchindex.files import kb_files
 from wikic.compile.searchindex.store import SCHEMA_VERSION
 from wikic.lookup.respell import base_form, split_compound
 from wikic.lookup.search import Hit, SearchIndex, rrf

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import struct
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,62 @@ def test_a_matrix_of_stored_vectors_is_the_same_embedded_or_found(tmp_path: Path
     assert np.array_equal(first, fresh.astype(np.float16).astype(np.float32))  # the stored float16 values
     again = vectors.embedded(store, texts, embedder)
     assert np.array_equal(first, again) and len(embedder.seen) == 3 + 4  # only the call above embedded
+
+
+def test_the_passes_keep_what_their_definitions_say() -> None:
+    """The sign pass keeps every member closer than the first distance that reaches ``keep``
+    (ties included, a distance of 256 too); the two-bit pass keeps the ``keep`` of least cost,
+    ties in pool order: checked against the definitions written out, on masks made to tie."""
+    rng = random.Random(5)
+    base = rng.getrandbits(embedding.DIM)
+    signs = [
+        base ^ sum(1 << rng.randrange(embedding.DIM) for _ in range(rng.randrange(8))) for _ in range(300)
+    ]
+    larges = [rng.getrandbits(embedding.DIM) for _ in signs]
+    full = (1 << embedding.DIM) - 1
+    packed = b"".join(m.to_bytes(embedding.DIM // 8, "big") for m in signs)
+    scan = vectors._Scan(1, struct.pack("<300q", *range(300)), packed, packed)
+    planes = scan.sign_planes()
+    assert planes == [
+        sum((m >> (embedding.DIM - 1 - j) & 1) << i for i, m in enumerate(signs)) for j in range(256)
+    ]
+    for query, pool in [
+        (base, range(300)),
+        (base ^ 7, list(range(0, 300, 2))),
+        (full ^ signs[3], range(300)),
+    ]:
+        distance = {i: (query ^ signs[i]).bit_count() for i in pool}
+        limit = sorted(distance.values())[49] + 1
+        kept = vectors.by_signs(query, signs, pool, 50)
+        assert list(kept) == [i for i in pool if distance[i] < limit] and len(kept) > 50  # ties
+        if pool == range(300):  # and from the masks bit-sliced, as a store searched again reads them
+            assert vectors.by_signs_sliced(query, planes, 300, 50) == list(kept)
+        ql = larges[0]
+        cost = {}
+        for i in kept:
+            d, both = query ^ signs[i], ql & larges[i]
+            cost[i] = (
+                d.bit_count()
+                + 2 * (d & ql).bit_count()
+                + 2 * (d & larges[i]).bit_count()
+                + 4 * (d & both).bit_count()
+                - 2 * both.bit_count()
+            )
+        best = sorted(kept, key=lambda i: (cost[i], i))[:20]
+        assert list(vectors.by_two_bits(query, ql, signs, larges, kept, 20)) == best
+
+
+def test_a_search_reads_the_vectors_a_writer_replaced(tmp_path: Path) -> None:
+    """Vectors read by one search are kept for the next, until a writer changes the store: then
+    the new ones are read, even under the rowids the old ones had."""
+    db = tmp_path / "v.sqlite"
+    reader, writer = VectorStore(sqlite3.connect(db), "s"), VectorStore(sqlite3.connect(db), "s")
+    embedder = CountingEmbedder()
+    keys = [f"k{i}" for i in range(5)]
+    writer.put(keys, embedder.embed(keys))
+    query = embedder.embed(["k2"])[0]
+    assert reader.nearest(query, 1)[0] == (pytest.approx(1.0, abs=1e-3), "k2")
+    writer.keep([])  # every row gone: the next rows take the same rowids
+    writer.put(keys, embedder.embed([f"other {k}" for k in keys]))
+    assert reader.nearest(query, 5) == writer.nearest(query, 5)
+    assert reader.nearest(query, 1)[0][0] < 0.5

@@ -98,7 +98,11 @@ def _word_re() -> re.Pattern:
 
 class BPE:
     """Encodes text as the tokenizer does, from the arrays ``tables`` wrote, read in place (a
-    bytes object or a memory map: nothing is copied on a little-endian machine)."""
+    bytes object or a memory map: nothing is copied on a little-endian machine). Each distinct
+    word is merged once and remembered (``WORD_CACHE`` of them), for a process that asks many
+    questions."""
+
+    WORD_CACHE = 50_000
 
     def __init__(self, data: bytes | memoryview):
         view = memoryview(data)
@@ -121,6 +125,7 @@ class BPE:
         self.specials: dict[str, int] = json.loads(bytes(view[offset:]))
         names = sorted(self.specials, key=len, reverse=True)
         self.special_re = re.compile("(" + "|".join(map(re.escape, names)) + ")") if names else None
+        self.words: dict[str, list[int]] = {}
 
     def encode(self, text: str) -> list[int]:
         """The token ids of ``text``, as ``Tokenizer.encode(text, add_special_tokens=False)``."""
@@ -131,8 +136,14 @@ class BPE:
                 ids.append(self.specials[piece])
             elif piece:
                 for word in normalised_words(piece):
-                    ids.extend(self._word(word))
+                    ids.extend(self.words.get(word) or self._remember(word))
         return ids
+
+    def _remember(self, word: str) -> list[int]:
+        if len(self.words) >= self.WORD_CACHE:
+            self.words.clear()
+        found = self.words[word] = self._word(word)
+        return found
 
     def _symbols(self, word: str) -> list[int]:
         """A normalised word as single-character tokens (bytes for characters not in the vocabulary)."""

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .words import STOPWORDS, WORD, words
+
 # ATX heading: up to 3 spaces, 1-6 '#', then text; a closing '#' run only counts after a space.
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -291,24 +293,12 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-_WORD = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*", re.UNICODE)
 _NUMBER_UNIT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|°\s?[CF]|[a-zA-Zµ]+(?:/[a-zA-Z]+)?))?")
-
-STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have how i if in into is it
-    its may more most my no not of on or our so such than that the their them then there these they this
-    to too up was we were what when where which while who why will with you your yours also any all each
-    about after before over under should would just only very much many some one""".split()
-)
-
-
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
 
 
 def word_matches(text: str) -> Iterator[re.Match]:
     """The words ``words`` reads, as written and with their places ('Z-Axis' is 'Z' and 'Axis')."""
-    return _WORD.finditer(text)
+    return WORD.finditer(text)
 
 
 def content_words(text: str) -> set[str]:

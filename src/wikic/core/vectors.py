@@ -11,7 +11,8 @@ A store is two tables in any SQLite database (its own file, or the search index'
 
 ``nearest`` narrows the texts in three passes, each cheap enough for the number it sees:
 
-1. the sign masks: how many signs differ (one XOR and a bit count per text) keeps ``SIGN_KEEP``;
+1. the sign masks: how many signs differ (one XOR and a bit count per text; for a store searched
+   again in one process, every text at once from the masks bit-sliced) keeps ``SIGN_KEEP``;
 2. both masks: the dot product of the two vectors with each component reduced to ±1 or ±3
    (five bit counts) keeps ``TWO_BIT_KEEP``;
 3. the float16 vectors of those: their exact cosine orders the result.
@@ -23,6 +24,7 @@ need about four times as many exact cosines for 94%.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 import sqlite3
@@ -30,7 +32,7 @@ import struct
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress, repeat
-from operator import mul
+from operator import add, and_, mul, sub
 
 from .embedding import DIM, MODEL, BatchEmbedder
 
@@ -165,17 +167,15 @@ class VectorStore:
 
     def get(self, keys: Iterable[str]) -> dict[str, bytes]:
         """{key: its vector as DIM little-endian float16} for the keys that hold one."""
-        return self._select("key", list(dict.fromkeys(keys)))
+        wanted = list(dict.fromkeys(keys))
+        return dict(self._where_in("key, vec", "key", wanted)) if wanted and self._load() else {}
 
-    def _select(self, column: str, values: list, loaded: bool = False) -> dict[str, bytes]:
-        if not values or (not loaded and self._load() is None):
-            return {}
-        found: dict[str, bytes] = {}
+    def _where_in(self, columns: str, column: str, values: list) -> Iterator[tuple]:
+        """``columns`` of the rows whose ``column`` is one of ``values``."""
         for start in range(0, len(values), 500):
             part = values[start : start + 500]
-            sql = f"SELECT key, vec FROM {self.name} WHERE {column} IN ({','.join('?' * len(part))})"
-            found.update(self.conn.execute(sql, part))
-        return found
+            sql = f"SELECT {columns} FROM {self.name} WHERE {column} IN ({','.join('?' * len(part))})"
+            yield from self.conn.execute(sql, part)
 
     def _load(self) -> _Scan | None:
         """The packed masks, read again only when a writer has changed them since; None when the
@@ -209,26 +209,64 @@ class VectorStore:
             pool = [i for i, key in enumerate(self.keys()) if key in wanted]
         query_signs, query_larges = masks(query)
         exact = max(TWO_BIT_KEEP, k)
-        pool = by_signs(query_signs, scan.signs, pool, max(SIGN_KEEP, 10 * exact))
+        keep = max(SIGN_KEEP, 10 * exact)
+        if candidates is None and scan.searched():
+            pool = by_signs_sliced(query_signs, scan.sign_planes(), len(scan.rowids), keep)
+        else:
+            pool = by_signs(query_signs, scan.signs, pool, keep)
         pool = by_two_bits(query_signs, query_larges, scan.signs, scan.larges, pool, exact)
-        vectors = self._select("rowid", [scan.rowids[i] for i in pool], loaded=True)
-        scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in vectors.items()]
+        scored = [(sum(map(mul, query, _ROW.unpack(vec))), key) for key, vec in self._vectors(scan, pool)]
         scored.sort(key=lambda s: (-s[0], s[1]))
         return scored[:k]
+
+    def _vectors(self, scan: _Scan, pool: Sequence[int]) -> list[tuple[str, bytes]]:
+        """(key, vector) of the members of ``pool``: those read before from ``scan``'s generation
+        of the store are not read again."""
+        rowids = [scan.rowids[i] for i in pool]
+        seen = scan.vectors
+        missing = [r for r in rowids if r not in seen]
+        rows = self._where_in("rowid, key, vec", "rowid", missing)
+        seen.update((rowid, (key, vec)) for rowid, key, vec in rows)
+        return [seen[r] for r in rowids if r in seen]
 
 
 class _Scan:
     """What a search reads of a store: the rowid, sign mask and large mask of every vector, in
-    key order; the keys themselves only when they are asked for."""
+    key order; the keys themselves only when they are asked for; and, for the next searches of
+    the same generation, the (key, vector) of each rowid a search has read and the sign masks
+    bit-sliced (``sign_planes``: a process that searches once does not make them)."""
 
-    __slots__ = ("generation", "rowids", "signs", "larges", "keys")
+    __slots__ = ("generation", "rowids", "signs", "larges", "keys", "vectors", "packed", "planes", "searches")
 
     def __init__(self, generation: int, rowids: bytes, signs: bytes, larges: bytes):
         n = len(rowids) // 8
-        self.generation, self.larges = generation, larges
+        self.generation = generation
         self.rowids = struct.unpack(f"<{n}q", rowids)
-        self.signs = list(map(int.from_bytes, struct.unpack(f"{MASK_BYTES}s" * n, signs), repeat("big")))
+        self.signs = _ints(signs, n)
+        self.larges = _ints(larges, n)
         self.keys: list[str] | None = None
+        self.vectors: dict[int, tuple[str, bytes]] = {}
+        self.packed, self.planes, self.searches = signs, None, 0
+
+    def searched(self) -> bool:
+        """Whether this generation was searched before (counting this search)."""
+        self.searches += 1
+        return self.searches > 1
+
+    def sign_planes(self) -> list[int]:
+        """Plane j: an integer whose bit i is set when component j (from the top) of vector i
+        is above zero."""
+        if self.planes is None:
+            self.planes = []
+            for c in range(MASK_BYTES):
+                column = self.packed[c::MASK_BYTES][::-1]  # the last vector first: vector i is bit i
+                self.planes += [int(column.translate(_bit_digits(b)), 2) for b in range(7, -1, -1)]
+        return self.planes
+
+
+def _ints(packed: bytes, n: int) -> list[int]:
+    """``n`` masks of ``MASK_BYTES`` packed one after another, as integers."""
+    return list(map(int.from_bytes, struct.unpack(f"{MASK_BYTES}s" * n, packed), repeat("big")))
 
 
 # ---------------------------------------------------------------- the passes
@@ -240,7 +278,84 @@ def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Se
     if len(pool) <= keep:
         return pool
     masks = signs if pool == range(len(signs)) else [signs[i] for i in pool]
-    distance = list(map(int.bit_count, map(query.__xor__, masks)))
+    try:  # one byte per member: how many of its signs differ (at most 255)
+        distance = bytes(map(int.bit_count, map(query.__xor__, masks)))
+    except ValueError:  # a member whose every sign differs
+        return _by_signs_counted(list(map(int.bit_count, map(query.__xor__, masks))), pool, keep)
+    limit = _least_limit(lambda under: distance.translate(_below(under)).count(1), keep, DIM)
+    return list(compress(pool, distance.translate(_below(limit))))
+
+
+def by_signs_sliced(query: int, planes: list[int], n: int, keep: int) -> Sequence[int]:
+    """``by_signs`` over all ``n`` vectors, from their sign masks bit-sliced: each operation
+    counts the differing signs of every vector at once."""
+    if n <= keep:
+        return range(n)
+    every = (1 << n) - 1
+    differ = [p ^ every if query >> (DIM - 1 - j) & 1 else p for j, p in enumerate(planes)]
+    distance = _column_sum(differ)
+    limit = _least_limit(lambda under: _under(distance, under, every).bit_count(), keep, DIM + 1)
+    kept = format(_under(distance, limit, every), f"0{n}b")[::-1].encode().translate(_DIGIT_BITS)
+    return list(compress(range(n), kept))
+
+
+def _least_limit(kept: Callable[[int], int], keep: int, most: int) -> int:
+    """The least limit up to ``most`` for which ``kept(limit)``, the members whose distance is
+    under it, are at least ``keep`` (``kept(most)`` is every member)."""
+    lo, hi = 1, most
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if kept(mid) >= keep:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _column_sum(planes: list[int]) -> list[int]:
+    """The bits, lowest first, of how many of ``planes`` have each bit set: full adders over
+    whole planes, three planes of one weight making one of it and a carry of the next."""
+    columns: list[list[int]] = [list(planes)]
+    out: list[int] = []
+    while len(out) < len(columns):
+        column, carries = columns[len(out)], []
+        while len(column) > 1:
+            a, b = column.pop(), column.pop()
+            c = column.pop() if column else 0
+            half = a ^ b
+            column.append(half ^ c)
+            carries.append((a & b) | (half & c))
+        if carries and len(columns) == len(out) + 1:
+            columns.append(carries)
+        elif carries:
+            columns[len(out) + 1] += carries
+        out.append(column[0] if column else 0)
+    return out
+
+
+def _under(bits: list[int], limit: int, every: int) -> int:
+    """The rows whose number (``bits``, lowest first, one plane each) is under ``limit``."""
+    under, equal = 0, every
+    for k in range(max(len(bits), limit.bit_length()) - 1, -1, -1):
+        plane = bits[k] if k < len(bits) else 0
+        if limit >> k & 1:
+            under |= equal & (every ^ plane)
+            equal &= plane
+        else:
+            equal &= every ^ plane
+    return under
+
+
+@functools.cache
+def _bit_digits(b: int) -> bytes:
+    """A ``bytes.translate`` table: the digit '1' for a byte with bit ``b`` set, else '0'."""
+    return bytes(49 if v >> b & 1 else 48 for v in range(256))
+
+
+_DIGIT_BITS = bytes.maketrans(b"01", b"\x00\x01")
+
+
+def _by_signs_counted(distance: list[int], pool: Sequence[int], keep: int) -> list[int]:
     counts = Counter(distance)
     limit = kept = 0
     while kept < keep:
@@ -249,24 +364,30 @@ def by_signs(query: int, signs: list[int], pool: Sequence[int], keep: int) -> Se
     return list(compress(pool, map(limit.__gt__, distance)))
 
 
+def _below(limit: int) -> bytes:
+    """A ``bytes.translate`` table: 1 for a byte under ``limit``, 0 for the others."""
+    return b"\x01" * limit + bytes(256 - limit)
+
+
 def by_two_bits(
-    query_signs: int, query_larges: int, signs: list[int], larges: bytes, pool: Sequence[int], keep: int
+    query_signs: int, query_larges: int, signs: list[int], larges: list[int], pool: Sequence[int], keep: int
 ) -> Sequence[int]:
     """The ``keep`` members of ``pool`` nearest to the query with every component reduced to
-    ±1 or ±3 (±3 for the largest half in size). Their dot product is 768 + 4·|both large| minus
-    twice the weight of the components whose signs differ, weighing 1, 3 or 9; so the ones with
-    the least ``differ + 2·(differ & large q) + 2·(differ & large v) + 4·(differ & both) −
-    2·both`` come first."""
+    ±1 or ±3 (±3 for the largest half in size), ties in pool order. Their dot product is 768 +
+    4·|both large| minus twice the weight of the components whose signs differ, weighing 1, 3
+    or 9; so the ones with the least ``differ + 2·(differ & (large q | large v)) + 6·(differ &
+    both) − 2·both`` come first."""
     if len(pool) <= keep:
         return pool
-    ql, scored = query_larges, []
-    for i in pool:
-        lv = int.from_bytes(larges[i * MASK_BYTES : (i + 1) * MASK_BYTES], "big")
-        d, both = query_signs ^ signs[i], ql & lv
-        cost = d.bit_count() + 2 * ((d & ql).bit_count() + (d & lv).bit_count())
-        scored.append((cost + 4 * (d & both).bit_count() - 2 * both.bit_count(), i))
-    scored.sort()
-    return [i for _, i in scored[:keep]]
+    ql, count = query_larges, int.bit_count
+    differ = list(map(query_signs.__xor__, [signs[i] for i in pool]))
+    large = [larges[i] for i in pool]
+    both = list(map(ql.__and__, large))
+    either = map(count, map(and_, differ, map(ql.__or__, large)))
+    weighed = map(add, either, map((3).__mul__, map(count, map(and_, differ, both))))
+    cost = list(map(add, map(count, differ), map((2).__mul__, map(sub, weighed, map(count, both)))))
+    order = sorted(range(len(pool)), key=cost.__getitem__)
+    return [pool[j] for j in order[:keep]]
 
 
 def masks(vector: Vector) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 
-from ..core.markdown import words
+from ..core.words import words
 from .respell import RESPELL_CAP, alternatives, spelled_words
 from .text import query_terms
 

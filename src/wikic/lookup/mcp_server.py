@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from ..compile.citations import section_body
 from ..compile.draft import link_path, resolve_href
-from ..compile.searchindex.chunks import kb_files
+from ..compile.searchindex.files import kb_files
 from ..core.errors import ConfigError, WikicError
 from ..core.fsutil import linked_part, read_regular
 from ..transform.layer1 import LAYER1, parse_doc

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -53,19 +52,41 @@ MAX_TERMS = 400  # terms counted in one statement (two bound values each; SQLite
 Expander = Callable[[str], Sequence[str]]
 
 
-@dataclass(frozen=True)
 class Hit:
-    """One ranked result. ``score`` is the BM25 score in single lists (SQLite's, negative: lower
-    is better), the fused RRF score in fused ones."""
+    """One ranked result, a value. ``score`` is the BM25 score in single lists (SQLite's,
+    negative: lower is better), the fused RRF score in fused ones. (A plain class, as is
+    ``SearchResult``: a dataclass would cost ``wikic search`` the import of ``dataclasses``.)"""
 
-    kind: str
-    path: str
-    anchor: str
-    heading: str
-    title: str
-    score: float
-    snippet: str
-    refs: tuple[str, ...] = ()
+    __slots__ = ("kind", "path", "anchor", "heading", "title", "score", "snippet", "refs")
+
+    def __init__(
+        self,
+        kind: str,
+        path: str,
+        anchor: str,
+        heading: str,
+        title: str,
+        score: float,
+        snippet: str,
+        refs: tuple[str, ...] = (),
+    ):
+        self.kind, self.path, self.anchor, self.heading = kind, path, anchor, heading
+        self.title, self.score, self.snippet, self.refs = title, score, snippet, refs
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return self._values() == other._values() if isinstance(other, Hit) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"Hit{self._values()!r}"
+
+    def with_snippet(self, snippet: str) -> Hit:
+        return Hit(*self._values()[:6], snippet, self.refs)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -87,13 +108,19 @@ class Hit:
         }
 
 
-@dataclass
 class SearchResult:
-    query: str
-    hits: list[Hit]
-    expanded: list[str] = field(default_factory=list)  # the extra queries that were searched
-    strong_signal: bool = False
-    searched: str = ""  # the query as searched, run-together words split (see respell)
+    def __init__(
+        self,
+        query: str,
+        hits: list[Hit],
+        expanded: list[str] | None = None,
+        strong_signal: bool = False,
+        searched: str = "",
+    ):
+        self.query, self.hits = query, hits
+        self.expanded = expanded if expanded is not None else []  # the extra queries that were searched
+        self.strong_signal = strong_signal
+        self.searched = searched  # the query as searched, run-together words split (see respell)
 
 
 class ListSpec:
@@ -397,7 +424,7 @@ class SearchIndex(IndexStore):
             f"SELECT kind, path, anchor, body FROM chunks WHERE path IN ({','.join('?' * len(paths))})", paths
         )
         bodies = {(kind, path, anchor): body for kind, path, anchor, body in rows}
-        return [replace(h, snippet=snippet(bodies.get((h.kind, h.path, h.anchor), ""), terms)) for h in hits]
+        return [h.with_snippet(snippet(bodies.get((h.kind, h.path, h.anchor), ""), terms)) for h in hits]
 
 
 def deepest(wanted: Iterable[tuple[tuple[str, str], int | None]]) -> dict[tuple[str, str], int | None]:

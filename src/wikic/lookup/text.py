@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..compile.searchindex.cjk import cjk_bigrams, cjk_patterns, has_cjk
 from ..core.errors import UsageError
-from ..core.markdown import STOPWORDS, words
+from ..core.words import STOPWORDS, words
 
 STRONG_TOP = 0.85
 STRONG_GAP = 0.15

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from ..core.errors import KBError
 from ..core.fsutil import read_regular, sha256_tag, walk_files
-from ..core.markdown import split_sections, without_controls
-from ..core.models import SourceDoc
+
+TYPE_CHECKING = False  # not typing's: a search imports this module
+if TYPE_CHECKING:
+    from ..core.models import SourceDoc
 
 LAYER1 = "layer1_sources"
 
@@ -77,6 +79,9 @@ def _parsed(rel: str, data: bytes) -> SourceDoc:
         raise KBError(
             f"{rel}: frontmatter aliases expand to more than {MAX_YAML_VALUES} values; write it out plainly"
         )
+    from ..core.markdown import split_sections, without_controls  # here: a search imports this
+    from ..core.models import SourceDoc  # module for require_sources and parses no document
+
     meta = {str(k): v for k, v in post.metadata.items()}
     source = str(meta.get("source") or parts[1])
     key = Path(*parts[2:]).with_suffix("").as_posix()

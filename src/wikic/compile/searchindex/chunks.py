@@ -18,12 +18,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.fsutil import walk_files
 from ...core.markdown import plain_inline, split_sections
-from ...core.models import SourceDoc
-from ...transform.layer1 import LAYER1, parse_doc
+from ...transform.layer1 import parse_doc
 
-TABLES = ("page", "source", "index", "doc")  # the kinds of chunk, one FTS5 table each
+TYPE_CHECKING = False  # not typing's: only annotations name it
+if TYPE_CHECKING:
+    from ...core.models import SourceDoc
 
 
 @dataclass(frozen=True)
@@ -174,25 +174,6 @@ def read_index_entries(root: Path) -> list[IndexEntry]:
 def index_chunks(rel: str, text: str) -> list[Chunk]:
     entries, _ = parse_index(rel, text)
     return [Chunk("index", e.path, "", "", e.title, ", ".join(e.keywords), e.summary) for e in entries]
-
-
-def is_index_file(rel: str) -> bool:
-    return rel == "wiki/index.md" or rel.startswith("wiki/index/")
-
-
-def kb_files(root: Path) -> dict[str, str]:
-    """{path: kind} of every file the search index covers."""
-    out = dict.fromkeys(markdown_files(root, LAYER1), "source")
-    for rel in markdown_files(root, "wiki"):
-        if rel != "wiki/log.md":
-            out[rel] = "index" if is_index_file(rel) else "page"
-    return out
-
-
-def markdown_files(root: Path, folder: str) -> list[str]:
-    """The ``.md`` files under ``root/folder`` as sorted root-relative paths, hidden files and
-    folders and symbolic links aside (one ``scandir`` per folder: a search runs this on every call)."""
-    return walk_files(root, folder)[0]
 
 
 def chunks_of(

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ...core.embedding import BatchEmbedder
     from ...core.vectors import VectorStore
 
-KINDS = ("source", "doc")  # the kinds of chunk (chunks.TABLES) that get vectors
+KINDS = ("source", "doc")  # the kinds of chunk (files.TABLES) that get vectors
 BATCH = 4096  # texts embedded and stored at a time: memory stays flat on a large knowledge base
 POOLED_FROM = 256  # texts to embed: fewer are embedded here sooner than processes start
 STATE = "dense"  # the meta key of what the vectors are, for which schema/wiki.yaml (DenseState)

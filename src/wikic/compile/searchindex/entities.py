@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ...core.markdown import words
+from ...core.words import words
 
 ENTRY_TYPE = "entity"  # the ``type`` of an entry's own page (a crop's, a part's)
 

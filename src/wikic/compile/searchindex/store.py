@@ -19,21 +19,20 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import ConfigError, KBError
 from ...core.fsutil import sha256_tag
-from ...core.markdown import split_sections
-from ...core.models import SourceDoc
-from .chunks import TABLES, Chunk, chunks_of, kb_files, lead_ref
 from .cjk import index_text
 from .dense import STATE, SYNCED, DenseState, vector_key
 from .entities import Entities
+from .files import TABLES, kb_files
 
 TYPE_CHECKING = False  # not typing's: a search imports this module
 if TYPE_CHECKING:
+    from ...core.models import SourceDoc
     from ..report import CompileReport
+    from .chunks import Chunk
 
 DB_PATH = ".wikic/search.sqlite"
 SCHEMA_VERSION = 10
@@ -41,17 +40,19 @@ SETTLED = 2  # seconds after its last change a file's size and time are trusted 
 _CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
 
 
-@dataclass
 class UpdateStats:
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    chunks: int = 0
-    skipped: list[str] = field(default_factory=list)  # files that cannot be read, with the reason
-    rebuilt: str = ""  # why a corrupt database was rebuilt
-    embedded: int = 0  # texts given a vector
-    semantic: str = ""  # why matching by meaning is off though the schema asks for it ('' if it is not)
+    """What an update did. (A plain class, as are ``search.Hit`` and ``SearchResult``: a search
+    that imported ``dataclasses`` would pay for it, and ``inspect``, at every start.)"""
+
+    def __init__(self) -> None:
+        self.added = self.changed = self.removed = self.unchanged = self.chunks = 0
+        self.skipped: list[str] = []  # files that cannot be read, with the reason
+        self.rebuilt = ""  # why a corrupt database was rebuilt
+        self.embedded = 0  # texts given a vector
+        self.semantic = ""  # why matching by meaning is off though the schema asks for it ('' if it is not)
+
+    def __repr__(self) -> str:
+        return f"UpdateStats({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
     @property
     def wrote(self) -> bool:
@@ -262,6 +263,8 @@ class IndexStore:
                 if stamp != old[2]:
                     refreshed.append((stamp, rel))
                 continue
+            from .chunks import chunks_of  # here: a search on a settled index makes no chunk
+
             parsed = (docs or {}).get(rel)
             try:
                 chunks, doc = chunks_of(
@@ -327,6 +330,7 @@ class IndexStore:
 
     def _add_doc(self, doc: SourceDoc) -> None:
         from ...core.facts import aliases  # here: a search on a settled index indexes nothing
+        from .chunks import lead_ref
 
         self.conn.execute(
             "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -483,6 +487,9 @@ _DOC = "path, source, id, key, title, meta, body, sha256"  # the columns a Sourc
 
 
 def _doc(row: tuple) -> SourceDoc:
+    from ...core.markdown import split_sections  # here: a search reads no document
+    from ...core.models import SourceDoc
+
     path, source, id_, key, title, meta, body, digest = row
     return SourceDoc(
         source, id_, key, path, title, json.loads(meta), body, digest, tuple(split_sections(body))

@@ -1,0 +1,19 @@
+"""The words of a text, as search and every stage count them (``markdown.py`` re-exports them): in a
+module of their own so that a search, which needs them, does not load the Markdown parser."""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*", re.UNICODE)
+
+STOPWORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i if in into is it
+    its may more most my no not of on or our so such than that the their them then there these they this
+    to too up was we were what when where which while who why will with you your yours also any all each
+    about after before over under should would just only very much many some one""".split()
+)
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in WORD.findall(text)]
