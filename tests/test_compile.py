@@ -202,6 +202,24 @@ def test_index_splits_into_sub_indexes_past_its_budget(kb: Path) -> None:
     assert "## Devices\n\n- [Canopy 12](devices/canopy-12.md)" in index  # small groups stay inline
 
 
+def test_a_group_on_a_sub_index_names_and_links_its_pages_when_the_budget_allows() -> None:
+    """Past the budget the largest group (entries) moves to sub-indexes; a smaller one that moves
+    too (topics) still names and links each of its pages on index.md when that fits, and falls
+    back to naming its series when it does not."""
+    from wikic.compile.index import Entry, estimate_tokens, render_index
+
+    summary = "What this page covers, in a sentence long enough to weigh on the budget of the index."
+    entries = [Entry(f"wiki/entries/e{i}.md", "entity", f"Entry {i}", summary, ("word",)) for i in range(80)]
+    topics = [Entry(f"wiki/topics/t{i}.md", "topic", f"Topic {i}", summary, ("word",)) for i in range(20)]
+    files = render_index(entries + topics, 800)
+    index = files["wiki/index.md"]
+    assert estimate_tokens(index) <= 800 and "wiki/index/topics-1.md" in files
+    assert all(f"[Topic {i}](topics/t{i}.md)" in index for i in range(20))
+    assert "(entries/e1.md)" not in index and "Entry (" in index  # entries: by series, on sub-indexes
+    tight = render_index(entries + topics, 400)["wiki/index.md"]
+    assert "(topics/t1.md)" not in tight and "Topic (" in tight
+
+
 def test_strict_schema_errors_name_file_and_key(kb: Path) -> None:
     wiki_yaml = kb / "schema/wiki.yaml"
     wiki_yaml.write_text(wiki_yaml.read_text("utf-8") + "\nbogus_key: 1\n", "utf-8")

@@ -144,29 +144,30 @@ def render_index(entries: list[Entry], budget: int) -> dict[str, str]:
     files: dict[str, str] = {}
     split: dict[str, list[str]] = {}  # type → lines linking its sub-index parts
     for t in sorted(by_type, key=lambda t: -estimate_tokens(_section(t, by_type[t], "wiki"))):
-        top = (
-            HEADER
-            + SPLIT_NOTE
-            + "".join("".join(split[x]) if x in split else _section(x, by_type[x], "wiki") for x in by_type)
-        )
-        if estimate_tokens(top) <= budget:
+        if estimate_tokens(_top(by_type, split)) <= budget:
             break
-        split[t] = _sub_indexes(t, by_type[t], budget, files)
-    files["wiki/index.md"] = (
-        HEADER
-        + SPLIT_NOTE
-        + "".join("".join(split[x]) if x in split else _section(x, by_type[x], "wiki") for x in by_type)
-    )
+        files.update(_sub_index_files(t, by_type[t], budget))
+        split[t] = _sub_index_lines(t, by_type[t], budget)
+    for t in sorted(
+        split, key=lambda t: len(by_type[t])
+    ):  # the smaller groups' pages by name, as budget allows
+        linked = _sub_index_lines(t, by_type[t], budget, linked=True)
+        if estimate_tokens(_top(by_type, {**split, t: linked})) <= budget:
+            split[t] = linked
+    files["wiki/index.md"] = _top(by_type, split)
     return files
+
+
+def _top(by_type: dict[str, list[Entry]], split: dict[str, list[str]]) -> str:
+    sections = ("".join(split[x]) if x in split else _section(x, by_type[x], "wiki") for x in by_type)
+    return HEADER + SPLIT_NOTE + "".join(sections)
 
 
 SPLIT_NOTE = "\nSome groups are listed on pages of their own to keep this page within its token budget.\n"
 
 
-def _sub_indexes(t: str, items: list[Entry], budget: int, files: dict[str, str]) -> list[str]:
-    """Write one group's lines to ``wiki/index/<group>[-n].md`` parts ('topics', 'entries-2');
-    returns the top-level lines."""
-    heading = TYPE_HEADINGS.get(t, t.title())
+def _parts(items: list[Entry], budget: int) -> list[list[Entry]]:
+    """A group's entries cut into sub-index parts that each fit the budget."""
     chunks: list[list[Entry]] = [[]]
     for e in items:
         candidate = chunks[-1] + [e]
@@ -175,15 +176,44 @@ def _sub_indexes(t: str, items: list[Entry], budget: int, files: dict[str, str])
             chunks.append([e])
         else:
             chunks[-1] = candidate
-    out = [f"\n## {heading}\n\n"]
-    for n, chunk in enumerate(chunks, 1):
-        name = github_slug(heading) + (f"-{n}" if len(chunks) > 1 else "")
+    return chunks
+
+
+def _part_names(t: str, parts: list[list[Entry]]) -> list[tuple[str, str]]:
+    """(label, file stem) of each part: 'Topics', 'topics'; 'Entries 2', 'entries-2'."""
+    heading = TYPE_HEADINGS.get(t, t.title())
+    many = len(parts) > 1
+    return [
+        (heading + (f" {n}" if many else ""), github_slug(heading) + (f"-{n}" if many else ""))
+        for n in range(1, len(parts) + 1)
+    ]
+
+
+def _sub_index_files(t: str, items: list[Entry], budget: int) -> dict[str, str]:
+    """One group's lines in ``wiki/index/<group>[-n].md`` parts ('topics', 'entries-2')."""
+    heading = TYPE_HEADINGS.get(t, t.title())
+    parts = _parts(items, budget)
+    files = {}
+    for n, (chunk, (_, name)) in enumerate(zip(parts, _part_names(t, parts)), 1):
         files[f"wiki/index/{name}.md"] = (
-            f"# {heading}" + (f" (part {n} of {len(chunks)})" if len(chunks) > 1 else "") + "\n\n"
+            f"# {heading}" + (f" (part {n} of {len(parts)})" if len(parts) > 1 else "") + "\n\n"
             "[Back to the index](../index.md)\n\n" + "\n".join(_line(e, "wiki/index") for e in chunk) + "\n"
         )
-        label = heading + (f" {n}" if len(chunks) > 1 else "")
-        out.append(f"- [{label}](index/{name}.md) — {len(chunk)} pages: {series_list(chunk)}\n")
+    return files
+
+
+def _sub_index_lines(t: str, items: list[Entry], budget: int, linked: bool = False) -> list[str]:
+    """The lines on index.md for a group listed on sub-indexes: each part's link and what it
+    lists, by series, or (``linked``) every page by its title and link."""
+    parts = _parts(items, budget)
+    out = [f"\n## {TYPE_HEADINGS.get(t, t.title())}\n\n"]
+    for chunk, (label, name) in zip(parts, _part_names(t, parts)):
+        listed = (
+            " · ".join(f"[{e.title}]({os.path.relpath(e.path, 'wiki')})" for e in chunk)
+            if linked
+            else series_list(chunk)
+        )
+        out.append(f"- [{label}](index/{name}.md) — {len(chunk)} pages: {listed}\n")
     return out
 
 
