@@ -550,3 +550,29 @@ def test_the_glossary_says_what_it_is_and_links_each_term_that_has_a_page(wiki: 
             linked += 1
         assert not re.search(r"\b(?:I|my|me)\b", strip_citations(line).split("**: ", 1)[1]), line
     assert terms and linked * 2 >= len(terms), (linked, len(terms))
+
+
+def test_a_caption_naming_the_device_does_not_bring_its_section_to_the_device_page() -> None:
+    """'_Genesis kits only_' under a photo of a LED is a caption: the section is not about the
+    Genesis. A sentence naming it is."""
+    from wikic.compile.gather import gather
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    body = (
+        "# Status LEDs\n\n## Red LED\n\n![led](red.jpg)\n\n_Genesis kits only_\n\n"
+        "## Blue LED\n\nThe blue LED of a Genesis kit shows the network state.\n"
+    )
+    doc = SourceDoc(
+        "docs",
+        "1",
+        "1",
+        "layer1_sources/docs/1.md",
+        "Status LEDs",
+        {},
+        body,
+        "sha256:x",
+        tuple(split_sections(body)),
+    )
+    found = gather({"title": "FarmBot Genesis", "match": ["Genesis"]}, [doc], set())
+    assert [anchor for _, _, anchor in found] == ["blue-led"]

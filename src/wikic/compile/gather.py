@@ -106,6 +106,11 @@ def names_another(text: str, device: dict, leading: bool = False) -> bool:
     return bool(another.search(named.sub(" ", plain))) and not named.search(plain)
 
 
+# A line in emphasis alone, as under an image ('_Raspberry Pi 3, included with Genesis kits_'): a
+# caption naming the device does not make its section about the device.
+_CAPTION = re.compile(r"^[ \t]*([_*])(?![_*\s]).*(?<![_*\s])\1[ \t]*$", re.MULTILINE)
+
+
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
     """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
     names the device and is not headed as about another one, its spec pages aside; at most
@@ -121,7 +126,7 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
                 break
             if names_another(section.heading, device):
                 continue
-            if names_it(section.heading, named, other) or names_it(section.text, named, other):
+            if names_it(section.heading, named, other) or names_it(_CAPTION.sub("", section.text), named, other):
                 out.append([facet_of(doc, section), doc.path, section.anchor])
                 found += 1
     return out
