@@ -576,3 +576,23 @@ def test_a_caption_naming_the_device_does_not_bring_its_section_to_the_device_pa
     )
     found = gather({"title": "FarmBot Genesis", "match": ["Genesis"]}, [doc], set())
     assert [anchor for _, _, anchor in found] == ["blue-led"]
+
+
+def test_a_table_joins_a_device_page_when_a_row_or_column_is_the_device_s() -> None:
+    """A camera test table whose one cell says 'a Genesis XL camera cable' is not the Genesis XL's
+    specifications; a table with a row for it is about it."""
+    from wikic.compile.gather import about_units
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    body = (
+        "# QC\n\n## Camera\n\n| Test | Description |\n|---|---|\n| Function | Connect a Genesis XL camera cable. |\n"
+        "| Focus | Take a photo. |\n\n## Sizes\n\n| Model | Area |\n|---|---|\n| Genesis XL | 18m2 |\n| Genesis | 4.5m2 |\n"
+    )
+    doc = SourceDoc(
+        "docs", "1", "1", "layer1_sources/docs/1.md", "QC", {}, body, "sha256:x", tuple(split_sections(body))
+    )
+    device = {"title": "FarmBot Genesis XL", "match": ["Genesis XL"]}
+    camera, sizes = doc.section("camera"), doc.section("sizes")
+    assert about_units(doc, camera, device) == []
+    assert [b.kind for b in about_units(doc, sizes, device)] == ["table"]

@@ -137,9 +137,9 @@ _GOES_ON = re.compile(r"^(?:it|its|this|these|they|their|the kit|the bot)\b", re
 
 def about_units(doc: SourceDoc, section: Section, device: dict) -> list[Block]:
     """What a section says about the device, in whole units: all of it when its heading names the
-    device; else each sentence naming it (and the next one when it goes on about it), and each
-    list, step list or table naming it, whole (up to ``MAX_LIST`` items or rows); never a sentence
-    that names another device first."""
+    device; else each sentence naming it (and the next one when it goes on about it), each list or
+    step list naming it, and each table with a row or a column of its own, whole (up to
+    ``MAX_LIST`` items or rows); never a sentence that names another device first."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     blocks = section_content(doc, section)
     if names_it(section.heading, named, other):
@@ -168,8 +168,8 @@ def about_units(doc: SourceDoc, section: Section, device: dict) -> list[Block]:
             said = introduced or any(names_it(s.text, named, other) for s in b.sentences)
             if len(b.sentences) <= MAX_LIST and said:
                 out.append(b)
-        elif b.kind == "table":
-            cells = [c.text for row in b.rows for c in row] + list(b.header)
-            if len(b.rows) <= MAX_LIST and any(names_it(t, named, other) for t in cells):
+        elif b.kind == "table":  # one of its rows or columns is the device's, not a word in a cell
+            labels = [row[0].text for row in b.rows if row] + list(b.header)
+            if len(b.rows) <= MAX_LIST and (introduced or any(names_it(t, named, other) for t in labels)):
                 out.append(b)
     return out
