@@ -126,7 +126,8 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
                 break
             if names_another(section.heading, device):
                 continue
-            if names_it(section.heading, named, other) or names_it(_CAPTION.sub("", section.text), named, other):
+            uncaptioned = _CAPTION.sub("", section.text)
+            if names_it(section.heading, named, other) or names_it(uncaptioned, named, other):
                 out.append([facet_of(doc, section), doc.path, section.anchor])
                 found += 1
     return out

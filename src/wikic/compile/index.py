@@ -148,9 +148,8 @@ def render_index(entries: list[Entry], budget: int) -> dict[str, str]:
             break
         files.update(_sub_index_files(t, by_type[t], budget))
         split[t] = _sub_index_lines(t, by_type[t], budget)
-    for t in sorted(
-        split, key=lambda t: len(by_type[t])
-    ):  # the smaller groups' pages by name, as budget allows
+    # then, smallest group first, each page of a split group by name and link, as the budget allows
+    for t in sorted(split, key=lambda t: len(by_type[t])):
         linked = _sub_index_lines(t, by_type[t], budget, linked=True)
         if estimate_tokens(_top(by_type, {**split, t: linked})) <= budget:
             split[t] = linked
