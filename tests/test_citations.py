@@ -14,7 +14,7 @@ import pytest
 
 from wikic.compile.citations import Verifier
 from wikic.compile.draft import Citation
-from wikic.core.markdown import code_lines, plain_inline, split_sentences
+from wikic.core.markdown import code_lines, plain_inline, split_sentences, without_tags
 from wikic.core.models import SourceDoc
 from wikic.transform.layer1 import load_layer1
 from wikic.transform.run import format_value, label
@@ -186,7 +186,7 @@ def assert_all_quotable_units_pass(root: Path) -> int:
     failed, n = [], 0
     for doc in docs:
         for text, cite in quotable_units(doc):
-            text = re.sub(r"<[^>]+>", "", text).strip()  # compile removes raw HTML before the check
+            text = without_tags(text).strip()  # compile removes raw HTML before the check
             if text:
                 n += 1
                 result = v.check(text, [cite])

@@ -596,3 +596,13 @@ def test_a_table_joins_a_device_page_when_a_row_or_column_is_the_device_s() -> N
     camera, sizes = doc.section("camera"), doc.section("sizes")
     assert about_units(doc, camera, device) == []
     assert [b.kind for b in about_units(doc, sizes, device)] == ["table"]
+
+
+def test_a_font_icon_reads_as_the_sign_it_draws() -> None:
+    """'click <i class="fa fa-plus"></i>.' lost its button and read 'click .'; the icons a help
+    centre draws with a font keep their sign, and other tags still go."""
+    button = "click <span class=\"fb-button fb-blue\"><i class='fa fa-plus'></i></span>."
+    assert plain_inline(button) == "click +."
+    assert plain_inline("a green <i class='fa fa-check-circle-o'></i> next to it") == "a green ✔ next to it"
+    assert plain_inline('<span class="fb-button">Save</span> it') == "Save it"
+    assert plain_inline('<i class="fa fa-unheard-of"></i>Done') == "Done"

@@ -42,7 +42,7 @@ def plain_inline(text: str) -> str:
             break
     if "](" in text:  # nested deeper than that: what is left reads as text, never as a link
         text = text.replace("](", "] (")
-    text = _HTML_TAG.sub("", text)
+    text = without_tags(text)
     text = _NBSP.sub(" ", text) if "&" in text else text
     text = _ATTRIBUTES.sub("", text) if "{:" in text else text
     text = _EMOJI_CODE.sub(_symbol, text) if ":" in text else text
@@ -74,6 +74,46 @@ _SYMBOLS = {
 
 def _symbol(m: re.Match) -> str:
     return _SYMBOLS.get(m.group()[1:-1], "")
+
+
+# An icon drawn by a font ('<i class="fa fa-plus"></i>' on a button): 'click +.' rather than 'click .'.
+_ICON = re.compile(r"""<(?:i|span)\b[^<>]*\bclass=["'][^"'<>]*\bfa-([a-z-]+)[^<>]*>""")
+_ICONS = {
+    "plus": "+",
+    "minus": "−",
+    "times": "×",
+    "check": "✔",
+    "check-circle": "✔",
+    "check-circle-o": "✔",
+    "arrow-left": "←",
+    "arrow-right": "→",
+    "chevron-left": "‹",
+    "chevron-right": "›",
+    "caret-down": "▾",
+    "caret-up": "▴",
+    "question-circle": "?",
+    "circle": "●",
+    "circle-thin": "○",
+    "trash": "🗑",
+    "home": "⌂",
+    "download": "⤓",
+    "upload": "⤒",
+    "cog": "⚙",
+    "gear": "⚙",
+    "pencil": "✎",
+    "search": "🔍",
+    "sun-o": "☀",
+}
+
+
+def _icon(m: re.Match) -> str:
+    return _ICONS.get(m.group(1), "")
+
+
+def without_tags(text: str) -> str:
+    """Text without its HTML tags, a font icon kept as the sign it draws."""
+    text = _ICON.sub(_icon, text) if "fa-" in text else text
+    return _HTML_TAG.sub("", text)
 
 
 _ESCAPED = re.compile(r"\\([#>|.)+\-=!\[\]])")

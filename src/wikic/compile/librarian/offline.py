@@ -43,7 +43,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-4"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-5"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
