@@ -32,21 +32,3 @@ def test_group_field_needs_coverage_and_skips_multi_valued_tags():
     single = [doc(i, kind=["a", "b", "c"][i % 3]) for i in range(30)]
     assert group_field(single) == "kind"
     assert group_field(single[:3]) == ""  # too few records to group
-
-
-def test_guide_scores_read_once_equal_a_bm25_of_each_guides_own_sections():
-    """Guides score every section from one reading of the KB; a guide's sources are a subset, and
-    its scores are what a BM25 over that subset alone gives (its own word rarity and mean length)."""
-    import random
-
-    from wikic.core.bm25 import BM25, QueryTerms
-
-    rng = random.Random(3)
-    vocab = "pump water tank light basil seed the of reset wifi app leaf root clean algae".split()
-    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 30))) for _ in range(300)]
-    queries = ["pump water reset", "basil seed leaf the", "no such words"]
-    terms = QueryTerms(texts, queries)
-    for subset in (list(range(300)), list(range(0, 300, 3)), [5, 17, 200], []):
-        for q in queries:
-            expected = BM25([texts[i] for i in subset]).top(q, 50) if subset else []
-            assert terms.top(q, 50, subset) == expected

@@ -200,14 +200,11 @@ def _claims(docs: list[SourceDoc]) -> list[_Claim]:
 
 def _analyse(sentence: str) -> tuple | None:
     """(quantities, word stems, names) of a sentence stating a quantity, else None."""
-    qty = quantities(sentence) if _DIGIT.search(sentence) else {}
+    qty = quantities(sentence)
     if not qty or len(sentence.split()) > 60:
         return None
     stems = frozenset(stem(w) for w in content_words(sentence) if w not in _UNIT_WORDS)
     return qty, stems, frozenset(entities(sentence))
-
-
-_DIGIT = re.compile(r"\d")
 
 
 def _same_subject(a: _Claim, b: _Claim) -> bool:

@@ -11,6 +11,7 @@ naming it, whole.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..core.markdown import Section, plain_inline, words
 from ..core.models import SourceDoc
@@ -61,8 +62,10 @@ def facet_of(doc: SourceDoc, section: Section) -> str:
     return "FAQs" if doc.title.rstrip().endswith("?") else "Use"
 
 
+@lru_cache(maxsize=256)
 def name_pattern(names: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern | None]:
-    """Patterns for a device's names and for the longer names it excludes ('Express XL')."""
+    """Patterns for a device's names and for the longer names it excludes ('Express XL'), made
+    once per set of names (every sentence of a device's sources is tested against them)."""
     names = tuple(n for n in names if n)
 
     def alternatives(ns: tuple[str, ...]) -> str:

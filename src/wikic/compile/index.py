@@ -143,14 +143,16 @@ def render_index(entries: list[Entry], budget: int) -> dict[str, str]:
         return {"wiki/index.md": text}
     files: dict[str, str] = {}
     split: dict[str, list[str]] = {}  # type → lines linking its sub-index parts
+    parts: dict[str, list[list[Entry]]] = {}
     for t in sorted(by_type, key=lambda t: -estimate_tokens(_section(t, by_type[t], "wiki"))):
         if estimate_tokens(_top(by_type, split)) <= budget:
             break
-        files.update(_sub_index_files(t, by_type[t], budget))
-        split[t] = _sub_index_lines(t, by_type[t], budget)
+        parts[t] = _parts(by_type[t], budget)
+        files.update(_sub_index_files(t, parts[t]))
+        split[t] = _sub_index_lines(t, parts[t])
     # then, smallest group first, each page of a split group by name and link, as the budget allows
     for t in sorted(split, key=lambda t: len(by_type[t])):
-        linked = _sub_index_lines(t, by_type[t], budget, linked=True)
+        linked = _sub_index_lines(t, parts[t], linked=True)
         if estimate_tokens(_top(by_type, {**split, t: linked})) <= budget:
             split[t] = linked
     files["wiki/index.md"] = _top(by_type, split)
@@ -188,10 +190,9 @@ def _part_names(t: str, parts: list[list[Entry]]) -> list[tuple[str, str]]:
     ]
 
 
-def _sub_index_files(t: str, items: list[Entry], budget: int) -> dict[str, str]:
+def _sub_index_files(t: str, parts: list[list[Entry]]) -> dict[str, str]:
     """One group's lines in ``wiki/index/<group>[-n].md`` parts ('topics', 'entries-2')."""
     heading = TYPE_HEADINGS.get(t, t.title())
-    parts = _parts(items, budget)
     files = {}
     for n, (chunk, (_, name)) in enumerate(zip(parts, _part_names(t, parts)), 1):
         files[f"wiki/index/{name}.md"] = (
@@ -201,10 +202,9 @@ def _sub_index_files(t: str, items: list[Entry], budget: int) -> dict[str, str]:
     return files
 
 
-def _sub_index_lines(t: str, items: list[Entry], budget: int, linked: bool = False) -> list[str]:
+def _sub_index_lines(t: str, parts: list[list[Entry]], linked: bool = False) -> list[str]:
     """The lines on index.md for a group listed on sub-indexes: each part's link and what it
     lists, by series, or (``linked``) every page by its title and link."""
-    parts = _parts(items, budget)
     out = [f"\n## {TYPE_HEADINGS.get(t, t.title())}\n\n"]
     for chunk, (label, name) in zip(parts, _part_names(t, parts)):
         listed = (

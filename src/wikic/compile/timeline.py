@@ -115,10 +115,13 @@ _QUANTITY = re.compile(
     rf"(?<![\w.,])(?:({_NUM})\s*(?:[–-]|to)\s*)?({_NUM})(?:\s*|-)(%|°[CF]|[A-Za-z]+)(?![\w-])"
     rf"|\$\s?({_NUM})(?!\d)"
 )
+_DIGIT = re.compile(r"\d")
 
 
 def quantity_spans(text: str) -> list[tuple[int, str, str]]:
     """(position, unit, value) of every number with a known unit in ``text``, in order."""
+    if not _DIGIT.search(text):  # every quantity has one: most sentences are done here
+        return []
     out = []
     for m in _QUANTITY.finditer(text):
         if m.group(4):
@@ -304,8 +307,6 @@ def _outdate(
         if not date_of(doc):
             continue
         for anchor, sentence in said.get(doc.path, ()):
-            if not _DIGIT.search(sentence):
-                continue
             for unit, values in quantities(sentence).items():
                 for value in values:
                     if (unit, value) in wanted:
@@ -328,9 +329,6 @@ def _outdate(
                 continue  # its own section states the new value too: it tells the history
             st = Statement(doc, section.anchor, sentence, when)
             out.outdated.setdefault(doc.path, {}).setdefault(sentence, (c, st))
-
-
-_DIGIT = re.compile(r"\d")
 
 
 def _change(doc, section, sentence: str, m: re.Match, when: str, common: set[str]) -> Change | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -53,14 +55,30 @@ def parse_doc(root: Path, path: Path, data: bytes | None = None) -> SourceDoc:
                 else f"cannot be read ({exc})"
             )
             raise KBError(f"{rel}: {why}; replace it with the file itself") from None
-    return _parsed(rel, data)
+    digest = sha256_tag(data)
+    with _RECENT_LOCK:
+        known = _RECENT.get(rel)
+    if known is not None and known.sha256 == digest:
+        return known
+    doc = _parsed(rel, data, digest)
+    with _RECENT_LOCK:
+        _RECENT[rel] = doc
+        _RECENT.move_to_end(rel)
+        while len(_RECENT) > RECENT_DOCS:
+            _RECENT.popitem(last=False)
+    return doc
 
 
-@lru_cache(maxsize=1024)
-def _parsed(rel: str, data: bytes) -> SourceDoc:
-    """``rel``'s document from its bytes. A process that reads the same layer-1 files again (a
-    compile then its check, a server, a test suite) parses each once while it stays the same;
-    documents are frozen and nothing changes their frontmatter."""
+# The documents parsed lately, by path: a process that reads the same layer-1 files again (a
+# compile then its check, a server, a test suite) parses each once while its bytes (their hash)
+# stay the same. Documents are frozen and nothing changes their frontmatter; the bytes are not kept.
+RECENT_DOCS = 1024
+_RECENT: OrderedDict[str, SourceDoc] = OrderedDict()
+_RECENT_LOCK = threading.Lock()
+
+
+def _parsed(rel: str, data: bytes, digest: str) -> SourceDoc:
+    """``rel``'s document from its bytes, whose hash is ``digest``."""
     import frontmatter
     import yaml
 
@@ -93,7 +111,7 @@ def _parsed(rel: str, data: bytes) -> SourceDoc:
         title=without_controls(str(meta.get("title") or key)),
         meta=meta,
         body=without_controls(post.content),
-        sha256=sha256_tag(data),
+        sha256=digest,
         sections=tuple(split_sections(without_controls(post.content))),
     )
 
