@@ -127,22 +127,22 @@ def farmbot_compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     Read-only: tests that change anything copy it first.
     """
-    return _shared_build(tmp_path_factory, "farmbot-compiled", _build_farmbot)
+    return shared_build(tmp_path_factory, "farmbot-compiled", _build_farmbot, farmbot=True)
 
 
 @pytest.fixture(scope="session")
 def farmbot_planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The FarmBot corpus onboarded with no configuration (``init --from``, ``plan --write``) and
     compiled offline, once per run. Read-only."""
-    return _shared_build(tmp_path_factory, "farmbot-planned", _onboard_farmbot)
+    return shared_build(tmp_path_factory, "farmbot-planned", _onboard_farmbot, farmbot=True)
 
 
-def _shared_build(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Path:
+def shared_build(tmp_path_factory: pytest.TempPathFactory, name: str, build, farmbot: bool = False) -> Path:
     """``build(root)`` run once per test run: parallel workers (pytest-xdist) share one build,
-    made by whichever asks first."""
+    made by whichever asks first. ``farmbot``: it needs the FarmBot corpus (skipped without it)."""
     from farmbot_kb import available
 
-    if not available():
+    if farmbot and not available():
         pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # all workers' parent
