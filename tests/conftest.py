@@ -50,6 +50,26 @@ def example_kb(tmp_path: Path) -> Path:
     return copy_example(tmp_path / "example")
 
 
+def _compile_example(root: Path) -> None:
+    from wikic.compile.run import compile_wiki
+
+    copy_example(root)
+    assert not compile_wiki(root).failed
+
+
+@pytest.fixture(scope="session")
+def compiled_example_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``example_kb`` compiled, once per run (workers share it). Read-only."""
+    return shared_build(tmp_path_factory, "example-compiled-once", _compile_example)
+
+
+@pytest.fixture
+def compiled_example(compiled_example_once: Path, tmp_path: Path) -> Path:
+    """``example_kb`` after a compile, with that compile's state (``.wikic``: the search index,
+    the query embedding, what ``check`` reuses): for a test whose compile is only its set-up."""
+    return Path(shutil.copytree(compiled_example_once, tmp_path / "example"))
+
+
 @pytest.fixture
 def unbuilt_example(example_kb: Path) -> Path:
     """The example KB with an empty wiki, so a compile writes every page."""
