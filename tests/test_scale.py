@@ -219,7 +219,7 @@ def test_check_after_a_compile_reuses_its_plan_and_verification(
 
 
 def test_check_after_a_source_changed_verifies_again_only_the_pages_that_cite_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    compiled_example: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A layer-1 file changed since the compile: the pages citing it are verified again (and a
     sentence it no longer supports is reported); the others are as the compile verified them."""
@@ -227,9 +227,7 @@ def test_check_after_a_source_changed_verifies_again_only_the_pages_that_cite_it
     from wikic.check.run import check
     from wikic.compile.citations import Verifier
 
-    root = copy_example(tmp_path / "kb")
-    shutil.rmtree(root / "wiki")
-    compile_wiki(root)
+    root = compiled_example
     changed = "layer1_sources/faq/shipping.md"
     citing = {
         p.path: p for p in wiki_pages(root) if any(c.path == changed for s in p.statements for c in s.cites)
