@@ -667,7 +667,8 @@ def test_every_font_icon_the_farmbot_help_centre_draws_has_a_sign() -> None:
 
 def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_state() -> None:
     """A comparison of sizes listed only the two Express models and left out the cost columns of
-    the very table it quoted; every model is a row, the table's other columns come along, a model
+    the very table it quoted (whose width an earlier table also gave); every model is a row, the
+    other columns of every table that states a compared field come along, a model
     those columns do not describe brings the columns of a table that states it beside another
     model ('Genesis v1.2+<br>Genesis XL v1.2+'), and a row for one past version ('Genesis v1.2')
     is no fact about today's model."""
@@ -676,7 +677,8 @@ def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_st
     from wikic.core.models import SourceDoc
 
     body = (
-        "# Overview\n\n## Economies of scale\n\n|Model|Width|Area|Cost|\n|---|---|---|---|\n"
+        "# Overview\n\n## Intro\n\n|Model|Width|\n|---|---|\n|Express|1.2m|\n|Express (XL)|2.4m|\n\n"
+        "## Economies of scale\n\n|Model|Width|Area|Cost|\n|---|---|---|---|\n"
         "|Express|1.2m|3.6m2|~$1,800|\n|Express (XL)|2.4m|14.4m2|~$2,300|\n\n"
         "## How it works\n\n|FarmBot model|Required hardware|\n|---|---|\n"
         "|Genesis v1.2+<br>Genesis XL v1.2+|Rotary encoders|\n|Express v1.0+|Stall detection|\n\n"
@@ -692,7 +694,7 @@ def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_st
         {"title": "FarmBot Genesis", "match": ["Genesis"]},
         {"title": "FarmBot Genesis XL", "match": ["Genesis XL"]},
     ]
-    columns, rows = compared_facts(devices, [doc], ("Width", "Area"))
+    columns, rows = compared_facts(devices, [doc], ("Width",))
     assert columns == ["Width", "Area", "Cost", "Required hardware", "Calibration object"]
     table = facts_comparison(rows, tuple(columns))
     cells = {r[0].text: [c.text for c in r[1:]] for r in table.rows}
@@ -720,3 +722,10 @@ def test_a_heading_a_reader_scans_carries_no_source_title(wiki: Path) -> None:
             trails += line.startswith("From: [") and lines[i - 2].startswith("#")
     assert long_ == []
     assert trails > 0
+
+
+def test_a_line_break_reads_as_one_space() -> None:
+    """'AC 100-265V<br>50/60Hz' is two values, not '100-265V50/60Hz'; a paragraph break in a cell
+    ('housing.<br><br>Mount') is one space too, so the cell reads as the cited section does."""
+    assert plain_inline("AC 100-265V<br>50/60Hz") == "AC 100-265V 50/60Hz"
+    assert plain_inline("housing.<br><br>Mount <BR/> it") == "housing. Mount it"

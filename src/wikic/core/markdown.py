@@ -156,7 +156,7 @@ def _icon(m: re.Match) -> str:
     return _ICONS.get(m.group(1), "")
 
 
-_LINE_BREAK = re.compile(r"\s*<br\s*/?>\s*", re.IGNORECASE)
+_LINE_BREAK = re.compile(r"(?:\s*<br\s*/?>)+\s*", re.IGNORECASE)
 
 
 def without_tags(text: str) -> str:

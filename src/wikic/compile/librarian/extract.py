@@ -650,8 +650,13 @@ def compared_facts(
                 taken.add(key.lower())
                 columns.append(key)
 
-    where = {(c.path, c.anchor) for _, facts in stated for k, _, c in facts if k.lower() in taken}
-    add([k for _, facts in stated for k, _, c in facts if (c.path, c.anchor) in where])
+    names = [tuple(d.get("match") or ()) + (d["title"],) for d in devices]
+    for doc in docs:  # every table with a row for a compared device that states a configured field
+        for _, header, rows in source_tables(doc):
+            keys = [h.strip() for h in header[1:] if h.strip()]
+            named = any(row and any(_names_match(row[0], n) for n in names) for row in rows)
+            if named and any(k.lower() in {f.lower() for f in fields} for k in keys):
+                add(keys)
     said_by: dict[tuple[str, str], set[str]] = {}
     for device, facts in stated:
         for _, _, c in facts:
