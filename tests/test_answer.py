@@ -109,6 +109,7 @@ def test_question_shapes():
     assert Shape.of("How do I flash the card?").how_to
     assert not Shape.of("On a Genesis, what value for the missed-steps threshold?").how_to
     assert Shape.of("Which voltage does it run on?").quantities == ("voltage",)
+    assert "area" in Shape.of("How much more growing area does the XL give me?").quantities
 
 
 def test_a_quantity_question_gets_the_labelled_fact_first_and_a_how_to_question_the_steps():
@@ -657,3 +658,23 @@ def test_a_short_bulleted_list_is_a_unit_whole_and_its_items_are_not_repeated():
     # a whole list holding none of the question's words is about something else
     scorer = Scorer("How many days does a tank last?", lambda t: 1.0)
     assert scorer.score(lists[1], 0) < scorer.score(lists[0], 0) / 2
+
+
+def test_an_area_asked_for_is_the_number_labelled_area_not_a_better_ranked_width():
+    beds = _article(
+        "# Bed size\n\n|Model|Outer Bed Width|Outer Bed Length|\n|---|---|---|\n"
+        "|Express|1.13m max|3m recommended|\n|Express XL|2.3m max|6m recommended|\n",
+        "Building a raised bed",
+        "beds",
+    )
+    models = _article(
+        "# Economies of scale\n\n|Model|Width|Length|Area|\n|---|---|---|---|\n"
+        "|Express|1.2m|3m|3.6m2|\n|Express XL|2.4m|6m|14.4m2|\n",
+        "Comparing the kits",
+        "kits",
+    )
+    docs = {beds.path: beds, models.path: models}
+    refs = [beds.path + "#bed-size", models.path + "#economies-of-scale"]  # the widths rank first
+    question = "How much more growing area does the XL give me, and how much longer will it take to build?"
+    texts = " ".join(u.text for u in compose(question, docs, refs, lambda t: 1.0))
+    assert "14.4m2" in texts

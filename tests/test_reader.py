@@ -11,11 +11,13 @@ FarmBot as configured in tests, and FarmBot onboarded with ``init --from`` and `
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from functools import cache
 from pathlib import Path
 
+import farmbot_kb
 import pytest
 import wikiasserts
 import yaml
@@ -204,7 +206,39 @@ def test_links_are_names_not_common_words(wiki: Path) -> None:
                 common = text.lower() in COMMON or one_word
                 if len(words(text)) == 1 and text.islower() and common and kind.get(target) != "entity":
                     found.append((path, text, target))
+                # in a table cell capitals are the field's style: 'Direct [Seed](seeds.md), thin to 3cm'
+                in_cell = line.startswith("|") and len(words(text)) == 1 and one_word
+                if in_cell and kind.get(target) not in ("entity", "device"):
+                    found.append((path, text, target))
     assert found == []
+
+
+def test_a_table_cell_links_no_common_word_however_it_is_capitalised() -> None:
+    """A field's value is often title-cased ('Direct Seed, thin to 3cm apart'): the capital says
+    nothing about a name, so the 'Seeds' page is not linked from a cell, though prose that writes
+    it as a name ('open the Seeds page') and a device's one-word name in a cell ("All Genesis kits")
+    still link."""
+    from wikic.compile.draft import Block, Cell, Citation, Draft, Navigation, Sentence, render_body
+
+    cite = (Citation("layer1_sources/crops/carrot.md", "details"),)
+    nav = Navigation(
+        names=((key_of("Seeds"), "wiki/topics/seeds.md"), (key_of("Genesis"), "wiki/devices/genesis.md")),
+        proper=(key_of("Seeds"), key_of("Genesis")),
+        words=(key_of("Seeds"),),
+    )
+    rows = (
+        (Cell("Sowing method"), Cell("Direct Seed, thin to 3cm apart", cite)),
+        (Cell("All Genesis kits"), Cell("x", cite)),
+    )
+    blocks = (
+        Block("table", header=("Field", "Value"), rows=rows),
+        Block("para", sentences=(Sentence("For tips, open the Seeds page.", cite),)),
+    )
+    draft = Draft("Carrot", "", (), blocks)
+    text = render_body(draft, "wiki/entries/carrot.md", nav)
+    assert "| Direct Seed, thin to 3cm apart" in text
+    assert "All [Genesis](../devices/genesis.md) kits" in text
+    assert "open the [Seeds](../topics/seeds.md) page" in text
 
 
 FOLDERS = re.compile(r"[/_-]")
@@ -291,6 +325,7 @@ def test_the_holiday_guide_answers_going_away_for_two_weeks() -> None:
     current = "\n".join(_current_lines(text))
     assert "15%" in current and "reminder every 6 hours" in current  # the alert as it is now
     assert "Fill the tank to the MAX line" in current  # before leaving
+    assert "turn on vacation mode under Garden > Vacation" in current  # and how to switch it on
     assert "Before you leave" in text.split("## What to do")[0]  # and first
     assert not re.search(r"up to 14 days(?!.*21)", current)  # the old limit only in dated notes
 
@@ -299,18 +334,22 @@ def test_the_holiday_guide_quotes_only_what_the_trip_needs() -> None:
     """The guide's units are chosen for the trip: of a release post whose title names vacation mode
     among other news, only the vacation-mode section (not 'A new plant library'); and not an older
     post or story whose change a quoted newer section already states (app 4.6's 14 days, the
-    classroom's spring break), which would repeat history as guidance."""
+    classroom's spring break), which would repeat history as guidance: of app 4.6 only its step
+    that still holds and that no newer source gives (how to switch vacation mode on)."""
     the_plan = planned(REPO)
     spec = next(s for s in the_plan.pages if s.path == "wiki/guides/going-on-holiday.md")
     shown = {tuple(x) for x in spec.config["sections"]}
     assert ("layer1_sources/blog/app-5-0.md", "vacation-mode-up-to-21-days") in shown
     assert ("layer1_sources/blog/app-5-0.md", "a-new-plant-library") not in shown
     assert ("layer1_sources/blog/app-5-0.md", "household-sharing") not in shown
-    assert not {p for p, _ in shown} & {
-        "layer1_sources/blog/app-4-6-vacation-mode.md",
-        "layer1_sources/blog/classroom-garden.md",
-    }
+    assert "layer1_sources/blog/classroom-garden.md" not in {p for p, _ in shown}
+    older = {f"{p}#{a}" for p, a in shown if p == "layer1_sources/blog/app-4-6-vacation-mode.md"}
+    assert older == {"layer1_sources/blog/app-4-6-vacation-mode.md#vacation-mode"}
+    assert spec.config["only"][next(iter(older))] == [
+        "Fill the tank to the MAX line, add your nutrient dose, and turn on vacation mode under Garden > Vacation."
+    ]
     text = _page(REPO, "wiki/guides/going-on-holiday.md")
+    assert "14 days ahead" not in text and "rolling out today" not in text
     assert "The plant library has been rebuilt" not in text and "rolling out today" not in text
 
 
@@ -393,16 +432,21 @@ def test_farmbot_guides_answer_their_task(farmbot_compiled: Path, guide: str) ->
     assert "Read it whole" not in text  # no teaser stands in for what the guide is about
 
 
-def test_a_topic_page_opens_with_what_it_holds(wiki: Path) -> None:
-    """A topic page's lead says what it is in the schema's words and its entries' titles ('6 FAQ
-    entries on watering: How long does a full water tank last? · …'), not a bare contents line."""
-    lead = re.compile(r"^\*\d+ .+ on .+(?:: .+|, whole\.)\*$")
+def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
+    """A topic page's lead says what it covers by its subject and its entries' titles ('Watering:
+    How long does a full water tank last? · …'), never by counting sources ('6 FAQ entries on
+    watering'); a guide's gives its purpose and the sources it quotes ('In this guide: …'), never
+    a generic 'across the knowledge base'."""
+    topic = re.compile(r"^\*(?!\d+ )(?:.+?: .+|The .+, shown whole\.)\*$")
     types = kinds(wiki)
     for path, text in pages(wiki).items():
-        if types.get(path) != "topic":
+        if types.get(path) not in ("topic", "guide"):
             continue
         first = next(line for line in body_lines(text) if line.strip() and not line.startswith("#"))
-        assert lead.match(first), (path, first)
+        if types[path] == "topic":
+            assert topic.match(first), (path, first)
+        else:
+            assert "In this guide: " in first and "across the knowledge base" not in first, (path, first)
 
 
 def test_a_dispute_note_never_cuts_a_procedure_in_two() -> None:
@@ -606,3 +650,82 @@ def test_a_font_icon_reads_as_the_sign_it_draws() -> None:
     assert plain_inline("a green <i class='fa fa-check-circle-o'></i> next to it") == "a green ✔ next to it"
     assert plain_inline('<span class="fb-button">Save</span> it') == "Save it"
     assert plain_inline('<i class="fa fa-unheard-of"></i>Done') == "Done"
+
+
+def test_every_font_icon_the_farmbot_help_centre_draws_has_a_sign() -> None:
+    """'press the <span class="fa fa-info-circle"></span> icon.' read 'press the icon.': every
+    icon class the FarmBot articles use reads as a sign, none as nothing."""
+    if not farmbot_kb.available():
+        pytest.skip("FarmBot corpus not available")
+    used = set()
+    for record in farmbot_kb.load("articles"):
+        used |= set(re.findall(r"\bfa-([a-z][a-z0-9-]*)", json.dumps(record)))
+    silent = sorted(n for n in used if plain_inline(f"<i class='fa fa-{n}'></i>") == "")
+    assert silent == [], silent
+    assert plain_inline('press the <span class="fa fa-info-circle"></span> icon.') == "press the ⓘ icon."
+
+
+def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_state() -> None:
+    """A comparison of sizes listed only the two Express models and left out the cost columns of
+    the very table it quoted (whose width an earlier table also gave); every model is a row, the
+    other columns of every table that states a compared field come along, a model
+    those columns do not describe brings the columns of a table that states it beside another
+    model ('Genesis v1.2+<br>Genesis XL v1.2+'), and a row for one past version ('Genesis v1.2')
+    is no fact about today's model."""
+    from wikic.compile.librarian.extract import compared_facts, facts_comparison
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    body = (
+        "# Overview\n\n## Intro\n\n|Model|Width|\n|---|---|\n|Express|1.2m|\n|Express (XL)|2.4m|\n\n"
+        "## Economies of scale\n\n|Model|Width|Area|Cost|\n|---|---|---|---|\n"
+        "|Express|1.2m|3.6m2|~$1,800|\n|Express (XL)|2.4m|14.4m2|~$2,300|\n\n"
+        "## How it works\n\n|FarmBot model|Required hardware|\n|---|---|\n"
+        "|Genesis v1.2+<br>Genesis XL v1.2+|Rotary encoders|\n|Express v1.0+|Stall detection|\n\n"
+        "## Calibration\n\n|Kit|Calibration object|\n|---|---|\n|Genesis v1.2|Red rubber caps|\n"
+        "|Genesis v1.5+ and Express v1.0+|Calibration card|\n"
+    )
+    doc = SourceDoc(
+        "a", "1", "1", "layer1_sources/a/1.md", "Overview", {}, body, "sha256:x", tuple(split_sections(body))
+    )
+    devices = [
+        {"title": "FarmBot Express", "match": ["Express"]},
+        {"title": "FarmBot Express XL", "match": ["Express XL", "Express (XL)"]},
+        {"title": "FarmBot Genesis", "match": ["Genesis"]},
+        {"title": "FarmBot Genesis XL", "match": ["Genesis XL"]},
+    ]
+    columns, rows = compared_facts(devices, [doc], ("Width",))
+    assert columns == ["Width", "Area", "Cost", "Required hardware", "Calibration object"]
+    table = facts_comparison(rows, tuple(columns))
+    cells = {r[0].text: [c.text for c in r[1:]] for r in table.rows}
+    assert list(cells) == [d["title"] for d in devices]
+    assert cells["FarmBot Express XL"][:3] == ["2.4m", "14.4m2", "$2,300"]
+    assert cells["FarmBot Genesis"] == ["—", "—", "—", "Rotary encoders", "Calibration card"]
+    assert cells["FarmBot Genesis XL"] == ["—", "—", "—", "Rotary encoders", "—"]
+
+
+def test_a_heading_a_reader_scans_carries_no_source_title(wiki: Path) -> None:
+    """'Step 8: Flash FarmBot OS to the microSD card (Plug Everything In)': on guides and device
+    pages the quoted section keeps its own heading, and its source's title goes on the trail below
+    it ('From: Assembly › Plug Everything In'), which links to where it is shown whole."""
+    titles = {d.title for d in load_layer1(wiki)}
+    types = kinds(wiki)
+    long_, trails = [], 0
+    for path, text in pages(wiki).items():
+        if types.get(path) not in ("guide", "device"):
+            continue
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            m = re.match(r"^#{3,6} (.+) \((.+)\)$", line)
+            if m and m.group(2) in titles:
+                long_.append((path, line))
+            trails += line.startswith("From: [") and lines[i - 2].startswith("#")
+    assert long_ == []
+    assert trails > 0
+
+
+def test_a_line_break_reads_as_one_space() -> None:
+    """'AC 100-265V<br>50/60Hz' is two values, not '100-265V50/60Hz'; a paragraph break in a cell
+    ('housing.<br><br>Mount') is one space too, so the cell reads as the cited section does."""
+    assert plain_inline("AC 100-265V<br>50/60Hz") == "AC 100-265V 50/60Hz"
+    assert plain_inline("housing.<br><br>Mount <BR/> it") == "housing. Mount it"

@@ -251,3 +251,56 @@ def test_eval_notes_why_meaning_is_not_used(compiled_example: Path, monkeypatch:
     report = run_eval(compiled_example, questions, "search")
     assert len(report.notes) == 1 and "embedding.bin is missing" in report.notes[0]
     assert report.as_dict()["notes"] == report.notes
+
+
+def test_soon_hands_back_what_its_thread_returned_or_raised() -> None:
+    import _thread
+
+    from wikic.lookup.soon import Soon
+
+    begun, hold = [], _thread.allocate_lock()
+    hold.acquire()
+
+    def work() -> int:
+        begun.append(_thread.get_ident())
+        with hold:  # until the test lets it finish
+            return 42
+
+    soon = Soon(work)
+    assert begun and begun[0] != _thread.get_ident()  # already running, in a thread of its own
+    hold.release()
+    assert soon.result() == 42
+
+    def fail() -> None:
+        raise ValueError("no vectors here")
+
+    with pytest.raises(ValueError, match="no vectors here"):
+        Soon(fail).result()
+
+
+def test_lists_read_beside_the_dense_list_are_those_read_alone(
+    example_kb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question's BM25 lists are read in a thread while its dense list is worked out: the pass
+    is the same as with both read one after the other."""
+    from wikic.lookup import soon
+    from wikic.lookup.fuse import PLANS
+
+    class InLine:
+        def __init__(self, work):
+            self.value = work()
+
+        def result(self):
+            return self.value
+
+    questions = [NOISE[0], "how long can I leave the Grove 6 alone", "what is the return policy"]
+    index, _ = open_index(example_kb)
+    try:
+        beside = [index.retrieve(q, PLANS["index"]) for q in questions]
+        monkeypatch.setattr(soon, "Soon", InLine)
+        alone = [index.retrieve(q, PLANS["index"]) for q in questions]
+    finally:
+        index.close()
+    rows = [{key: ranked.rows for key, ranked in got.lists.items()} for got in beside]
+    assert rows == [{key: ranked.rows for key, ranked in got.lists.items()} for got in alone]
+    assert any(key[0].startswith("dense:") and ranked for key, ranked in rows[0].items())

@@ -112,6 +112,7 @@ class Draft:
 
 
 SUPERSEDED_MARK = "**Superseded**"
+SOURCE_LABEL = "From"  # a links block of this label is a trail to a quoted section's home
 PROSE_KINDS = ("para", "bullets", "steps", "note")  # blocks made of cited sentences
 
 
@@ -134,6 +135,7 @@ class Navigation:
 
     names: tuple[tuple[tuple[str, ...], str], ...] = ()
     proper: tuple[tuple[str, ...], ...] = ()  # names that link only where written as a name
+    words: tuple[tuple[str, ...], ...] = ()  # of those, common words: a table cell never links them
     see_also: tuple[tuple[str, str], ...] = ()
     backlinks: tuple[tuple[str, str], ...] = ()
     mentions: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
@@ -161,23 +163,30 @@ _PROTECTED = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:\([^()]*\))?|`[^`]*`|\
 
 
 class _Linker:
-    """Links the first mention of each subject in a section of a page."""
+    """Links the first mention of each subject in a section of a page. In a table cell (a field's
+    value), capitals are the field's style rather than a name's ('Direct Seed, thin to 3cm'), so a
+    page whose one-word title is a common word ('Seeds') is not linked there."""
 
     def __init__(self, nav: Navigation, page_path: str):
         self.names = Names({k: Target(href) for k, href in nav.names}, frozenset(nav.proper))
+        self.words = frozenset(nav.words)
         self.page = page_path
         self.done: set[tuple[str, ...]] = set()
 
     def section(self) -> None:
         self.done = set()
 
-    def __call__(self, text: str) -> str:
+    def __call__(self, text: str, cell: bool = False) -> str:
         if not self.names.targets:
             return text
         shut = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
         out, pos = [], 0
         for start, end, key in self.names.spans(text):
-            if key in self.done or any(a < end and start < b for a, b in shut):
+            if (
+                key in self.done
+                or any(a < end and start < b for a, b in shut)
+                or (cell and key in self.words)
+            ):
                 continue
             self.done.add(key)
             href = relative(self.names.targets[key].path, self.page)
@@ -255,13 +264,15 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
             lines += [""]
         elif b.kind == "links":
             refs = [f"[{title}]({relative(href, page_path)})" for href, title in b.links]
-            lines += ([f"{b.text}: " + ", ".join(refs)] if b.text else [f"- {r}" for r in refs]) + [""]
+            joined = (" › " if b.text == SOURCE_LABEL else ", ").join(refs)  # a trail: page › entry
+            lines += ([f"{b.text}: {joined}"] if b.text else [f"- {r}" for r in refs]) + [""]
         elif b.kind == "table":
             lines.append("| " + " | ".join(escape_cell(h) for h in b.header) + " |")
             lines.append("|" + "---|" * len(b.header))
             for row in b.rows:
                 cells = [
-                    escape_cell(link(c.text)) + (" " + _cite_links(c.cites, page_path) if c.cites else "")
+                    escape_cell(link(c.text, cell=True))
+                    + (" " + _cite_links(c.cites, page_path) if c.cites else "")
                     for c in row
                 ]
                 lines.append("| " + " | ".join(cells) + " |")

@@ -26,10 +26,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..core.bm25 import tokens
 from ..core.facts import field_label
 from ..core.markdown import STOPWORDS, plain_inline, words
 from ..core.models import SourceDoc
 from . import versions
+from .citations import stem
 from .librarian.extract import device_facts, prose_units, section_content
 from .schema import Guide
 from .similarity import lexical, section_texts, semantic, terms
@@ -87,6 +89,7 @@ class GuidePlan:
     phases: list[str] = field(default_factory=list)  # the phase of each section
     table: dict | None = None  # the cross-device table, see ``entity_table``
     table_sources: list[str] = field(default_factory=list)
+    only: dict[str, list[str]] = field(default_factory=dict)  # 'path#anchor' → the steps quoted of it
 
 
 def phase_of(heading: str, title: str) -> str:
@@ -339,6 +342,50 @@ def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[lis
     return [unit for unit in units if not history(unit)]
 
 
+# Verbs a step opens with ('Fill the tank …', 'turn on vacation mode'): a sentence that tells what to do.
+INSTRUCTIONS = frozenset(
+    """add check choose clean click close connect disconnect empty enable disable fill follow go
+    harvest insert install lift lower move open place plug pour press pull push put raise refill
+    remove replace reset rinse select set switch tap turn unplug update use wait wipe""".split()
+)
+
+
+def still_current_steps(
+    history: list[list[Candidate]], kept: list[list[Candidate]], timeline: Timeline | None
+) -> list[tuple[Candidate, list[str]]]:
+    """The steps of history units (sections a newer source changed, left out by ``current``) that
+    are still how it is done and that the kept units leave out: when the newer statement is on
+    the guide too (so the older section is about the guide's own subject), each sentence of it
+    that opens with an instruction, is not itself outdated, and says something the kept units do
+    not (two word pairs of its own): 'turn on vacation mode under Garden > Vacation' in the app
+    4.6 post, whose 14-day limit app 5.0 changed, while app 5.0 never says how to switch it on."""
+    stale = (timeline.outdated if timeline is not None else {}) or {}
+    shown = {(c.doc.path, c.doc.sections[c.index].anchor) for u in kept for c in u}
+    said = set().union(*(_pairs(c.doc.sections[c.index].text) for u in kept for c in u))
+    out = []
+    for unit in history:
+        gone = stale.get(unit[0].doc.path) or {}
+        if not any((ch.statement.doc.path, ch.statement.anchor) in shown for ch, _ in gone.values()):
+            continue  # what changed it is not on this guide: the old section is about something else
+        for c in unit:
+            steps = []
+            for _, text in prose_units(c.doc.sections[c.index].text):
+                plain = " ".join(plain_inline(text).split())
+                first = (words(plain) or [""])[0].lower()
+                if plain not in gone and first in INSTRUCTIONS and len(_pairs(plain) - said) >= 2:
+                    steps.append(text)
+                    said |= _pairs(plain)
+            if steps:
+                out.append((c, steps))
+    return out
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    """Adjacent content words of ``text``, stemmed: what it says, more than which words it uses."""
+    seq = [stem(t) for t in tokens(text)]
+    return set(zip(seq, seq[1:], strict=False))
+
+
 def _categories(doc: SourceDoc) -> str:
     """The words a document is filed under (its category, section or tags), for its phase."""
     found = []
@@ -415,10 +462,14 @@ def plan_guide(
     for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the task
         if c.doc.path in entries and not terms(c.doc.title) <= asked:
             c.score *= ENTRY_WEIGHT
-    ordered = order(current(choose(guide, pool, timeline), timeline))
+    chosen_units = choose(guide, pool, timeline)
+    kept = current(chosen_units, timeline)
+    steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
+    ordered = order([[c] for c, _ in steps] + kept)  # how to start comes before what the newer says
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]
     )
+    out.only = {f"{c.doc.path}#{c.doc.sections[c.index].anchor}": texts for c, texts in steps}
     chosen = [(c.doc, c.doc.sections[c.index]) for c, _ in ordered]
     table = entity_table(guide, chosen, devices, timeline)
     if table is not None:

@@ -29,8 +29,8 @@ from .librarian.extract import (
     MentionIndex,
     Vocabulary,
     aliases,
+    compared_facts,
     dated_title,
-    device_facts,
     mentions,
     naming_sentences,
     self_contained,
@@ -79,6 +79,7 @@ class Plan:
     timeline: Timeline = field(default_factory=Timeline)  # facts newer sources changed
     disputes: list[Disagreement] = field(default_factory=list)  # sources naming different things for one job
     proper: frozenset = frozenset()  # subject names that link only where written as names (links.Names)
+    words: frozenset = frozenset()  # of those, common words (not devices): never linked in a table cell
     notes: list[str] = field(default_factory=list)  # configured pages left out, and why
     vocabulary: Vocabulary | None = field(default=None, repr=False)  # word frequencies, for keywords
 
@@ -528,16 +529,15 @@ def plan_comparisons(
     for comp in schema.comparisons:
         if comp.of == "devices":
             # Rows are devices; the sources are those that state a compared fact about one.
-            wanted = set(comp.fields)
-            srcs: list[str] = []
-            devices, silent = [], []
-            for spec in device_specs:
-                current = [versions.current_view(by_path[p], pages.superseded) for p in spec.sources]
-                current = [d for d in current if d.path not in pages.superseded]
-                facts = device_facts(spec.config["device"], current)
-                stated = [c.path for k, _, c in facts if k in wanted]
-                srcs += [p for p in stated if p not in srcs]
-                (devices if stated else silent).append(spec.config["device"])
+            own = dict.fromkeys(
+                p for spec in device_specs for p in spec.sources
+            )  # each device's, in its order
+            current = [versions.current_view(by_path[p], pages.superseded) for p in own]
+            current = [d for d in current if d.path not in pages.superseded]
+            devices = [spec.config["device"] for spec in device_specs]
+            _, rows = compared_facts(devices, current, comp.fields)
+            srcs = list(dict.fromkeys(c.path for _, facts in rows for _, c in facts.values()))
+            silent = [d for d, (_, facts) in zip(devices, rows, strict=True) if not facts]
             if srcs:
                 about = comparison_about(comp, comp.fields)
                 if silent:  # a row of dashes says nothing: say so once instead
@@ -597,27 +597,46 @@ def contents_line(titles: list[str]) -> str:
 
 
 def topic_about(title: str, members: list[SourceDoc]) -> str:
-    """A topic page's opening line, in the schema's words and its entries' titles: how many
-    records of which source it holds on its subject, then their titles ('7 FAQ entries on
-    watering: How long does a full water tank last? · …', '3 articles on tools: …')."""
-    held = [records(n, s) for s, n in Counter(d.source for d in members).items()]
-    said = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
-    sentence_case = len(title.split()[0]) > 1 and not any(c.isupper() for c in title[1:])
-    subject = title[:1].lower() + title[1:] if sentence_case else title
+    """A topic page's opening line: what it covers, by its entries' titles ('Watering: how long
+    does a full water tank last? · …'), or by the headings of its one entry when that entry is
+    the page's namesake ('Seeds: Pelleted seeds · Vining crops'); never a count of records."""
     titles = [d.title for d in members]
     if titles == [title]:
-        return f"{said} on {subject}, whole."
-    return f"{said} on {subject}: " + contents_line(titles).removeprefix(CONTENTS_PREFIX)
+        heads = [s.heading for s in members[0].sections if s.heading and s.heading != title]
+        titles = list(dict.fromkeys(" ".join(plain_inline(h).split()) for h in heads))
+        if not titles:
+            return f"The {title} {record_noun(members[0].source)}, shown whole."
+    return f"{title}: " + contents_line(titles).removeprefix(CONTENTS_PREFIX)
 
 
-def records(n: int, source: str) -> str:
-    """'7 FAQ entries', '1 FAQ entry', '3 articles', '1 article': a source named by a plural
-    ('articles', 'posts') counts its records by that name, another (an acronym in capitals)
-    as entries."""
+def record_noun(source: str) -> str:
+    """What one record of a source is called: 'article' (articles), 'FAQ entry' (faq)."""
     name = source.replace("_", " ").replace("-", " ")
     if len(name) > 3 and name.endswith("s"):
-        return f"{n} {name if n > 1 else name[:-1]}"
-    return f"{n} {name.upper() if len(name) <= 3 else name} {'entries' if n > 1 else 'entry'}"
+        return name[:-1]
+    return f"{name.upper() if len(name) <= 3 else name} entry"
+
+
+def guide_covers(sections: list[tuple[str, str]], by_path: dict[str, SourceDoc]) -> str:
+    """What a guide holds, by the headings a reader finds on it in task order ('In this guide:
+    Before you leave · Vacation mode: up to 21 days · Typical refill intervals · …'): a section
+    quoted alone by its heading, several of one document (a procedure's steps) by its title.
+    With the guide's purpose, a lead that covers the page."""
+    runs: list[tuple[str, list[str]]] = []
+    for path, anchor in sections:
+        if runs and runs[-1][0] == path:
+            runs[-1][1].append(anchor)
+        else:
+            runs.append((path, [anchor]))
+    heads = []
+    for path, anchors in runs:
+        doc = by_path.get(path)
+        section = doc.section(anchors[0]) if doc is not None and len(anchors) == 1 else None
+        if doc is not None:
+            heads.append(
+                " ".join(plain_inline(section.heading if section and section.heading else doc.title).split())
+            )
+    return "In this guide: " + contents_line(list(dict.fromkeys(heads))).removeprefix(CONTENTS_PREFIX)
 
 
 def plan_guides(
@@ -644,8 +663,10 @@ def plan_guides(
                 "guide": guide.__dict__,
                 "sections": [list(s) for s in found.sections],
                 "phases": found.phases,
-                "about": guide.purpose,
+                "about": f"{guide.purpose} " + guide_covers(found.sections, by_path),
             }
+            if found.only:
+                config["only"] = found.only
             if found.table:
                 config["table"] = found.table
             pages.add("guide", guide.id, guide.title, pages.with_older(srcs), config)
@@ -988,6 +1009,7 @@ def find_subjects(
         if len(targets) == 1 and key not in names and counts[key] <= common:
             names[key] = targets[0]
     the_plan.proper = frozenset(k for k in proper if k in names)
+    the_plan.words = frozenset(k for k in the_plan.proper if k not in devices)
     return Subjects(Names(names, the_plan.proper), in_doc, counts)
 
 

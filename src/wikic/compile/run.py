@@ -135,6 +135,7 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
         disputes=tuple(dict.fromkeys(disputes)),
         names=tuple((tuple(k), h) for k, h in names),
         proper=tuple(tuple(k) for k, _ in names if tuple(k) in plan.proper),
+        words=tuple(tuple(k) for k, _ in names if tuple(k) in plan.words),
         homes=tuple((k, h, t) for k, (h, t) in homes.items()),
         see_also=tuple((p, plan.titles[p]) for p in plan.see_also.get(spec.path, ())),
         backlinks=tuple((p, plan.titles[p]) for p in plan.backlinks.get(spec.path, ())),

@@ -103,6 +103,52 @@ _ICONS = {
     "pencil": "✎",
     "search": "🔍",
     "sun-o": "☀",
+    "info-circle": "ⓘ",
+    "times-circle-o": "⊗",
+    "exclamation-triangle": "⚠",
+    "arrow-up": "↑",
+    "arrow-down": "↓",
+    "arrow-circle-up": "⇧",
+    "arrow-circle-down": "⇩",
+    "arrows": "✥",
+    "arrows-alt": "✥",
+    "arrows-v": "↕",
+    "chevron-up": "⌃",
+    "chevron-down": "⌄",
+    "caret-left": "◂",
+    "caret-right": "▸",
+    "ellipsis-v": "⋮",
+    "bars": "☰",
+    "th-large": "⊞",
+    "expand": "⤢",
+    "external-link": "↗",
+    "link": "🔗",
+    "share": "↪",
+    "repeat": "↻",
+    "step-forward": "⏭",
+    "step-backward": "⏮",
+    "power-off": "⏻",
+    "toggle-on": "◉",
+    "circle-o-notch": "◌",
+    "crosshairs": "⌖",
+    "font": "A",
+    "code": "‹/›",
+    "magic": "🪄",
+    "paint-brush": "🖌",
+    "scissors": "✂",
+    "thumb-tack": "📌",
+    "edit": "✎",
+    "clone": "⧉",
+    "filter": "⏷",
+    "sort-amount-desc": "⇣",
+    "eye": "👁",
+    "camera": "📷",
+    "video-camera": "🎥",
+    "calendar": "📅",
+    "clock-o": "🕒",
+    "map": "🗺",
+    "folder": "📁",
+    "area-chart": "📈",
 }
 
 
@@ -110,9 +156,14 @@ def _icon(m: re.Match) -> str:
     return _ICONS.get(m.group(1), "")
 
 
+_LINE_BREAK = re.compile(r"(?:\s*<br\s*/?>)+\s*", re.IGNORECASE)
+
+
 def without_tags(text: str) -> str:
-    """Text without its HTML tags, a font icon kept as the sign it draws."""
+    """Text without its HTML tags, a font icon kept as the sign it draws and a line break as a
+    space ('AC 100-265V<br>50/60Hz' is two values, not '100-265V50/60Hz')."""
     text = _ICON.sub(_icon, text) if "fa-" in text else text
+    text = _LINE_BREAK.sub(" ", text) if "<br" in text or "<BR" in text else text
     return _HTML_TAG.sub("", text)
 
 

@@ -136,6 +136,11 @@ QUANTITIES: dict[str, Quantity] = {
     ),
     "voltage": Quantity(("voltage", "volts", "volt"), ("voltage", "volts", "volt"), ("v", "vac", "vdc")),
     "cost": Quantity(("cost", "price", "how expensive"), ("price", "cost", "total"), ("$", "usd", "eur")),
+    "area": Quantity(
+        ("area", "how much space", "square metres", "square meters", "square feet", "footprint"),
+        ("area", "footprint"),
+        ("sqm", "sqft", "sq", "acre", "acres", "ha", "hectare", "hectares"),
+    ),
     "count": Quantity(
         (
             "how many",

@@ -6,6 +6,9 @@ When ``search.semantic`` is off nothing here is read. When it is on but cannot b
 package was missing when the index was made, or the query file is missing or damaged), the reason
 is kept as ``note``, said once per run by the caller, and the dense lists are empty: the lookup
 goes on by words alone.
+
+A reader has a database connection of its own: a search works out the nearest chunks while its
+BM25 lists are read on the index's connection in another thread (``search.retrieve``).
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ if TYPE_CHECKING:
 class DenseReader:
     """The vectors of one index, for questions."""
 
-    def __init__(self, conn: sqlite3.Connection, root: Path, state: DenseState | None):
-        self.conn, self.root = conn, root
+    def __init__(self, db_path: Path, root: Path, state: DenseState | None):
+        self.db_path, self.root = db_path, root
+        self._conn: sqlite3.Connection | None = None
         self.on = state is not None and state.on
         self.note = state.note if self.on else ""  # why the vectors cannot be used ('' if they can)
         self._embedder: QueryEmbedder | None = None
@@ -65,10 +69,15 @@ class DenseReader:
         if kind not in self._stores:
             from ..compile.searchindex.dense import vector_store
 
-            self._stores[kind] = vector_store(self.conn, kind)
+            if self._conn is None:
+                self._conn = sqlite3.connect(self.db_path, check_same_thread=False)
+            self._stores[kind] = vector_store(self._conn, kind)
         return self._stores[kind]
 
     def close(self) -> None:
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn, self._stores = None, {}

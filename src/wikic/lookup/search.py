@@ -256,11 +256,18 @@ class SearchIndex(IndexStore):
         counts = self.term_counts(question, weigh)
         spelled = respell(question, counts.spelling_count, counts.known)
         texts = {True: question, False: spelled}
-        lists = self.lists(deepest(((s.kind, texts[s.typed]), s.depth) for s in plan if not s.dense))
+        depths = deepest(((s.kind, texts[s.typed]), s.depth) for s in plan if not s.dense)
+        wanted = {(s.kind, texts[s.typed]): s.depth or DEPTH_DENSE for s in plan if s.dense}
+        if not (wanted and self.semantic):
+            return Candidates(question, spelled, counts, self.lists(depths))
+        from .soon import Soon
+
+        reading = Soon(lambda: self.lists(depths))  # while the nearest vectors are worked out here
+        nearest = self.dense.nearest(wanted)
+        lists = reading.result()
         got = Candidates(question, spelled, counts, lists)
-        dense = [s for s in plan if s.dense]
-        if dense and self.semantic and not got.strong:
-            lists.update(self.dense_lists({(s.kind, texts[s.typed]): s.depth or DEPTH_DENSE for s in dense}))
+        if not got.strong:
+            lists.update(self.dense_lists(nearest))
         return got
 
     @cached_property
@@ -279,13 +286,14 @@ class SearchIndex(IndexStore):
         """The vectors of this index, read for questions (``dense.py``)."""
         from .dense import DenseReader
 
-        return DenseReader(self.conn, self.root, self.dense_state())
+        return DenseReader(self.db_path, self.root, self.dense_state())
 
-    def dense_lists(self, wanted: Mapping[tuple[str, str], int]) -> dict[tuple[str, str], Ranked]:
-        """The dense list of each (kind, text), as deep as asked: the chunks whose vectors are
-        nearest the text's, best first (score: minus the cosine), read in one statement after the
-        vectors themselves. Empty lists when the index has no usable vectors."""
-        nearest = self.dense.nearest(wanted)
+    def dense_lists(
+        self, nearest: Mapping[tuple[str, str], Sequence[tuple[float, str]]]
+    ) -> dict[tuple[str, str], Ranked]:
+        """The dense list of each (kind, text) from its nearest vector keys (``DenseReader``):
+        their chunks, best first (score: minus the cosine), read in one statement. Empty lists
+        when the index has no usable vectors."""
         asked = [(n, kind, found) for n, ((kind, _), found) in enumerate(nearest.items()) if found]
         found: dict[int, list[tuple]] = {n: [] for n in range(len(nearest))}
         if asked:

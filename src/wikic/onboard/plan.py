@@ -607,7 +607,7 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         general = {
             "id": slugify(title),
             "title": title,
-            "purpose": f"{purpose}, across the knowledge base.",
+            "purpose": f"{purpose}.",
             "query": query,
         }
         if len(sources) == 1:

@@ -552,12 +552,25 @@ def source_tables(doc: SourceDoc):
                 i += 1
 
 
+_CELL_PARTS = re.compile(r"\s+/\s+|\s+and\s+|(?<=\+)\s+")  # 'Genesis v1.2+<br>Genesis XL v1.2+' read as text
+_OPEN_VERSION = re.compile(r"\s+v?\d+(?:\.\d+)*\+$")  # 'Genesis v1.2+': this and every later version
+_ONE_VERSION = re.compile(r"\s+v?\d+(?:\.\d+)+$")  # 'Genesis v1.2': that version alone
+
+
 def _names_match(cell: str, names: tuple[str, ...], brand: str = "") -> bool:
-    text = " ".join(cell.lower().replace("(", " ").replace(")", " ").split())
-    for name in names:
-        n = " ".join(name.lower().replace("(", " ").replace(")", " ").split())
-        if text == n or (brand and text == f"{brand.lower()} {n}"):
-            return True
+    """Whether a table's first cell names the device: the name itself, or one of the models a
+    cell lists ('Genesis v1.2+ Genesis XL v1.2+', 'Genesis v1.5+ and Express v1.0+'), where a
+    version open to later ones ('v1.2+') includes today's model and one past version ('v1.2') does
+    not."""
+    parts = [cell, *_CELL_PARTS.split(cell)]
+    for part in parts:
+        if _ONE_VERSION.search(part):
+            continue
+        text = " ".join(_OPEN_VERSION.sub("", part).lower().replace("(", " ").replace(")", " ").split())
+        for name in names:
+            n = " ".join(name.lower().replace("(", " ").replace(")", " ").split())
+            if text == n or (brand and text == f"{brand.lower()} {n}"):
+                return True
     return False
 
 
@@ -617,6 +630,42 @@ def facts_table(facts: list[tuple[str, str, Citation]]) -> Block | None:
 def mentions(text: str, names: tuple[str, ...]) -> int:
     low = text.lower()
     return sum(len(re.findall(r"(?<!\w)" + re.escape(n.lower()) + r"(?!\w)", low)) for n in names)
+
+
+def compared_facts(
+    devices: list[dict], docs: list[SourceDoc], fields: tuple[str, ...] | list[str]
+) -> tuple[list[str], list[tuple[str, dict[str, tuple[str, Citation]]]]]:
+    """The columns and rows of a comparison of devices: the configured fields, then the other
+    columns of the tables that state them (a table of sizes that also gives each model's cost),
+    then, for a device none of those describe, the columns of tables that state it and another
+    compared device (so every model has a row with what the sources say of it). Every device is
+    a row, in the order given, with {column: (value, citation)}."""
+    stated = [(d, device_facts(d, docs)) for d in devices]
+    columns = list(dict.fromkeys(fields))
+    taken = {c.lower() for c in columns}
+
+    def add(keys: list[str]) -> None:
+        for key in keys:
+            if key.lower() not in taken:
+                taken.add(key.lower())
+                columns.append(key)
+
+    names = [tuple(d.get("match") or ()) + (d["title"],) for d in devices]
+    for doc in docs:  # every table with a row for a compared device that states a configured field
+        for _, header, rows in source_tables(doc):
+            keys = [h.strip() for h in header[1:] if h.strip()]
+            named = any(row and any(_names_match(row[0], n) for n in names) for row in rows)
+            if named and any(k.lower() in {f.lower() for f in fields} for k in keys):
+                add(keys)
+    said_by: dict[tuple[str, str], set[str]] = {}
+    for device, facts in stated:
+        for _, _, c in facts:
+            said_by.setdefault((c.path, c.anchor), set()).add(device["title"])
+    for _, facts in stated:
+        if not any(k.lower() in taken for k, _, _ in facts):
+            add([k for k, _, c in facts if len(said_by[(c.path, c.anchor)]) > 1])
+    rows = [(d["title"], {k: (v, c) for k, v, c in facts if k.lower() in taken}) for d, facts in stated]
+    return columns, rows
 
 
 def facts_comparison(

@@ -13,7 +13,7 @@ from dataclasses import replace
 from ...core.facts import facts as field_facts
 from ...core.markdown import plain_inline
 from ...core.models import SourceDoc
-from ..draft import Block, Cell, Citation, Draft, Sentence, relative
+from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, about_units
 from ..guides import PHASE_TITLES
 from ..pageplan import CONTENTS_PREFIX, current_of
@@ -22,6 +22,7 @@ from ..versions import current_view, section_key, section_view, superseded_ancho
 from .base import Failure, PageJob, Usage
 from .extract import (
     aliases,
+    compared_facts,
     comparison_table,
     dated_title,
     device_facts,
@@ -43,7 +44,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-5"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-6"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -126,6 +127,7 @@ def _finish(job: PageJob, body: list[Block], lead: list[Sentence] | None = None,
     sentences quoted from the body (they stay where they are). The summary comes from both, the
     keywords from the page's own words."""
     about = job.spec.config.get("about") or ""
+    purpose = (job.spec.config.get("guide") or {}).get("purpose") or ""  # when the whole line is long
     lead = list(lead or ())
     blocks = ([Block("about", text=about)] if about else []) + (
         [Block("para", sentences=tuple(lead))] if lead else []
@@ -135,7 +137,7 @@ def _finish(job: PageJob, body: list[Block], lead: list[Sentence] | None = None,
     opening = next((b.sentences[0].text for b in body[:1] if b.kind == "para"), "")
     return Draft(
         job.spec.title,
-        summary_of([s.text for s in lead] + [described, opening]),
+        summary_of([s.text for s in lead] + [described, purpose, opening]),
         page_keywords(job, blocks, names),
         tuple(blocks),
         job.related,
@@ -376,25 +378,35 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
         if not units:
             continue
         heading = doc.title if not section.heading or section.heading == doc.title else section.heading
-        label = heading if heading == doc.title else f"{heading} ({doc.title})"
         blocks = by_facet.setdefault(facet, [])
-        blocks += [Block("heading", text=label, level=3), *units]
-        home = job.nav.home(path, anchor) or job.nav.home(path)
-        if home is not None:
-            blocks.append(Block("links", text="See in context", links=(home,)))
+        blocks += _headed(job, doc, anchor, heading, 3, units)
     return by_facet
+
+
+def _headed(
+    job: PageJob, doc: SourceDoc, anchor: str, heading: str, level: int, units: list[Block], title: str = ""
+) -> list[Block]:
+    """A source's section under its own heading, kept short for a reader to scan: the document's
+    title goes on a sub-line, a trail to where the section is shown whole ('From: Assembly › High
+    Level Overview'), not into the heading ('Tracks (High Level Overview)'); a section headed with
+    the title itself ends with that link instead. Without a home, the title stays in the heading."""
+    home = job.nav.home(doc.path, anchor) or job.nav.home(doc.path)
+    if heading == doc.title:
+        tail = [Block("links", text="See in context", links=(home,))] if home is not None else []
+        return [Block("heading", text=heading, level=level), *units, *tail]
+    if home is None:
+        return [Block("heading", text=f"{heading} ({doc.title})", level=level), *units]
+    trail = [(home[0].partition("#")[0], home[1])] if home[1] != doc.title else []
+    source = Block("links", text=SOURCE_LABEL, links=(*trail, (home[0], title or doc.title)))
+    return [Block("heading", text=heading, level=level), source, *units]
 
 
 def _comparison(job: PageJob) -> Draft:
     comp = job.spec.config["comparison"]
     fields = tuple(job.spec.config.get("fields") or comp["fields"])
     if comp["of"] == "devices":
-        docs = list(job.docs.values())
-        rows = []
-        for device in job.spec.config["devices"]:
-            facts = {k: (v, c) for k, v, c in device_facts(device, docs)}
-            rows.append((device["title"], facts))
-        table = facts_comparison(rows, fields)
+        columns, rows = compared_facts(job.spec.config["devices"], list(job.docs.values()), fields)
+        table = facts_comparison(rows, tuple(columns))
     else:
         table = comparison_table([(d.title, d) for d in job.docs.values()], fields, fact_units(job))
     return _finish(job, [table], names=[r[0].text for r in table.rows][:3])
@@ -446,18 +458,48 @@ def _guide(job: PageJob) -> Draft:
         if staged and phase != shown_phase:
             blocks.append(Block("heading", text=PHASE_TITLES[phase], level=2))
             shown_phase = phase
-        blocks += _guide_run(doc, sections, 3 if staged else 2)
-        home = job.nav.home(doc.path, sections[0].anchor) or job.nav.home(doc.path)
-        if home is not None:
-            blocks.append(Block("links", text="See in context", links=(home,)))
+        only = (cfg.get("only") or {}).get(f"{doc.path}#{sections[0].anchor}")
+        if only and len(sections) == 1:  # the steps of an older source that still hold, and no more
+            units = _only(section_content(doc, sections[0]), set(only))
+            heading = sections[0].heading or doc.title
+            blocks += _headed(
+                job, doc, sections[0].anchor, heading, 3 if staged else 2, units, dated_title(doc)
+            )
+            continue
+        blocks += _guide_run(job, doc, sections, 3 if staged else 2)
     return _finish(job, blocks)
 
 
-def _guide_run(doc: SourceDoc, sections: list, base: int) -> list[Block]:
+def _only(blocks: list[Block], texts: set[str]) -> list[Block]:
+    """The prose of ``blocks`` cut down to the sentences in ``texts``, each kept whole."""
+    out = []
+    for b in blocks:
+        kept = tuple(s for s in b.sentences if s.text in texts) if b.kind == "para" else ()
+        if kept:
+            out.append(replace(b, sentences=kept))
+    return out
+
+
+def _guide_run(job: PageJob, doc: SourceDoc, sections: list, base: int) -> list[Block]:
     """One document's sections on a guide: under its title when several stand side by side (the
-    steps of a procedure), else under the section's own heading with the document's title."""
+    steps of a procedure), else under the section's own heading with the document's title on a
+    sub-line (see ``_headed``); then a link to where the document is shown in context."""
     top = min(s.level for s in sections)
     heads = [s for s in sections if s.level == top]
+    first = sections[0]
+    if len(heads) == 1 and first.level == top and first.heading and first.heading != doc.title:
+        units = section_content(doc, first)
+        return _headed(job, doc, first.anchor, first.heading, base, units) + _guide_sections(
+            doc, sections[1:], base, top, heads
+        )
+    out = _guide_sections(doc, sections, base, top, heads)
+    home = job.nav.home(doc.path, first.anchor) or job.nav.home(doc.path)
+    return out + ([Block("links", text="See in context", links=(home,))] if home is not None else [])
+
+
+def _guide_sections(doc: SourceDoc, sections: list, base: int, top: int, heads: list) -> list[Block]:
+    """Sections of one document, each under its heading (under the title when several stand side
+    by side)."""
     out: list[Block] = []
     if len(heads) > 1:
         out.append(Block("heading", text=doc.title, level=base))

@@ -68,6 +68,27 @@ def source_chunks(doc: SourceDoc) -> list[Chunk]:
     return out
 
 
+SOURCE_LINE = "From: ["  # the sub-line naming the source a short heading quotes
+
+
+def _source_headings(sections: list) -> dict[int, tuple[str, tuple[str, ...]]]:
+    """A page heading kept short for readers ('Tracks', with 'From: Assembly › High Level Overview'
+    on the line below) searched as the heading and its source's title ('Tracks (High Level Overview)'),
+    as are the paths of the sections under it: {id(section): (heading, heading path)}."""
+    out: dict[int, tuple[str, tuple[str, ...]]] = {}
+    above: dict[int, tuple[str, bool]] = {}  # level → the heading in force as searched, and if renamed
+    for s in sections:
+        above = {lvl: v for lvl, v in above.items() if lvl < s.level}
+        line = next((x for x in s.text.split("\n") if x.strip()), "")
+        heading = s.heading
+        if line.startswith(SOURCE_LINE):
+            heading = f"{s.heading} ({plain_inline(line.rpartition(' › ')[2].removeprefix('From: '))})"
+        above[s.level] = (heading, heading != s.heading)
+        if any(renamed for _, renamed in above.values()):
+            out[id(s)] = (heading, tuple(h for lvl, (h, _) in sorted(above.items()) if lvl > 1))
+    return out
+
+
 def page_chunks(rel: str, text: str) -> list[Chunk]:
     """A wiki page whole, then one chunk per heading; citations become ``refs``, not text."""
     import frontmatter
@@ -87,6 +108,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
     all_refs: list[str] = []
     all_text: list[str] = []
     heads: list[str] = []
+    named = _source_headings(sections)
     for s in sections:
         lines = s.text.split("\n")
         refs: list[str] = []
@@ -102,13 +124,12 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
             continue
         if s.heading == "See also":
             continue
-        heads.append(s.heading)
+        heading, path = named.get(id(s), (s.heading, s.path[1:]))
+        heads.append(heading)
         all_text.append(text_)
         all_refs += refs
         if text_ or refs:
-            chunks.append(
-                Chunk("page", rel, s.anchor, s.heading, title, " > ".join(s.path[1:]), text_, tuple(refs))
-            )
+            chunks.append(Chunk("page", rel, s.anchor, heading, title, " > ".join(path), text_, tuple(refs)))
     extra = " ".join([str(meta.get("summary") or ""), " ".join(map(str, meta.get("keywords") or []))])
     whole = Chunk(
         "page",
