@@ -50,6 +50,26 @@ def example_kb(tmp_path: Path) -> Path:
     return copy_example(tmp_path / "example")
 
 
+def _compile_example(root: Path) -> None:
+    from wikic.compile.run import compile_wiki
+
+    copy_example(root)
+    assert not compile_wiki(root).failed
+
+
+@pytest.fixture(scope="session")
+def compiled_example_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``example_kb`` compiled, once per run (workers share it). Read-only."""
+    return shared_build(tmp_path_factory, "example-compiled-once", _compile_example)
+
+
+@pytest.fixture
+def compiled_example(compiled_example_once: Path, tmp_path: Path) -> Path:
+    """``example_kb`` after a compile, with that compile's state (``.wikic``: the search index,
+    the query embedding, what ``check`` reuses): for a test whose compile is only its set-up."""
+    return Path(shutil.copytree(compiled_example_once, tmp_path / "example"))
+
+
 @pytest.fixture
 def unbuilt_example(example_kb: Path) -> Path:
     """The example KB with an empty wiki, so a compile writes every page."""
@@ -127,22 +147,22 @@ def farmbot_compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     Read-only: tests that change anything copy it first.
     """
-    return _shared_build(tmp_path_factory, "farmbot-compiled", _build_farmbot)
+    return shared_build(tmp_path_factory, "farmbot-compiled", _build_farmbot, farmbot=True)
 
 
 @pytest.fixture(scope="session")
 def farmbot_planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The FarmBot corpus onboarded with no configuration (``init --from``, ``plan --write``) and
     compiled offline, once per run. Read-only."""
-    return _shared_build(tmp_path_factory, "farmbot-planned", _onboard_farmbot)
+    return shared_build(tmp_path_factory, "farmbot-planned", _onboard_farmbot, farmbot=True)
 
 
-def _shared_build(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Path:
+def shared_build(tmp_path_factory: pytest.TempPathFactory, name: str, build, farmbot: bool = False) -> Path:
     """``build(root)`` run once per test run: parallel workers (pytest-xdist) share one build,
-    made by whichever asks first."""
+    made by whichever asks first. ``farmbot``: it needs the FarmBot corpus (skipped without it)."""
     from farmbot_kb import available
 
-    if not available():
+    if farmbot and not available():
         pytest.skip("FarmBot corpus not found in ../shared/corpora/farmbot")
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # all workers' parent

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import changed_files, copy_example, snapshot_tree
+from conftest import changed_files, copy_example, shared_build, snapshot_tree
 from typer.testing import CliRunner
 from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, body_lines, page_types, pages
 
@@ -49,6 +49,26 @@ def kb(tmp_path: Path) -> Path:
     return fresh_example(tmp_path / "kb")
 
 
+def _compile_fresh(root: Path) -> None:
+    fresh_example(root)
+    report = compile_wiki(root)
+    assert not report.failed and report.added, report.failed
+
+
+@pytest.fixture(scope="session")
+def compiled_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``kb`` compiled from an empty wiki, once per run (workers share it). Read-only: ``built``
+    hands each test a copy."""
+    return shared_build(tmp_path_factory, "example-compiled", _compile_fresh)
+
+
+@pytest.fixture
+def built(compiled_once: Path, tmp_path: Path) -> Path:
+    """A copy of ``kb`` after its first compile, with the compile's state (``.wikic``), for the
+    tests of what that compile wrote or of what a later one changes."""
+    return Path(shutil.copytree(compiled_once, tmp_path / "kb"))
+
+
 def test_the_committed_example_wiki_is_what_compile_produces(example_kb: Path) -> None:
     before = snapshot_tree(example_kb)
     assert all(not r.written and not r.deleted for r in transform(example_kb, load_sources(example_kb)))
@@ -64,9 +84,8 @@ def test_every_sentence_and_fact_cell_cites_an_existing_section(kb: Path) -> Non
     assert assert_every_fact_cited(kb) == report.citations
 
 
-def test_all_page_types_and_every_page_reachable_from_index(kb: Path) -> None:
-    compile_wiki(kb)
-    assert page_types(kb) == {
+def test_all_page_types_and_every_page_reachable_from_index(built: Path) -> None:
+    assert page_types(built) == {
         "topic",
         "device",
         "guide",
@@ -77,7 +96,7 @@ def test_all_page_types_and_every_page_reachable_from_index(kb: Path) -> None:
         "entity",
         "directory",
     }
-    assert_reachable_from_index(kb)
+    assert_reachable_from_index(built)
 
 
 def test_no_change_recompile_writes_nothing_and_output_is_byte_identical(kb: Path, tmp_path: Path) -> None:
@@ -104,20 +123,19 @@ def _change_plant(root: Path, plant_id: str, field: str, value: object) -> None:
     raise AssertionError(f"no plant {plant_id}")
 
 
-def test_one_changed_source_rewrites_only_the_pages_that_cite_it(kb: Path) -> None:
-    compile_wiki(kb)
-    before = snapshot_tree(kb)
-    _change_plant(kb, "genovese-basil", "light_hours", 15)
-    config = load_sources(kb)
-    assert [r.changed for r in fetch(kb, config) if r.source == "plants"] == [1]
-    transform(kb, config)
-    citing = {p for p, t in pages(kb).items() if "layer1_sources/plants/genovese-basil.md" in t}
-    report = compile_wiki(kb)
-    changed = {p for p in changed_files(before, snapshot_tree(kb)) if p.startswith("wiki/")}
+def test_one_changed_source_rewrites_only_the_pages_that_cite_it(built: Path) -> None:
+    before = snapshot_tree(built)
+    _change_plant(built, "genovese-basil", "light_hours", 15)
+    config = load_sources(built)
+    assert [r.changed for r in fetch(built, config) if r.source == "plants"] == [1]
+    transform(built, config)
+    citing = {p for p, t in pages(built).items() if "layer1_sources/plants/genovese-basil.md" in t}
+    report = compile_wiki(built)
+    changed = {p for p in changed_files(before, snapshot_tree(built)) if p.startswith("wiki/")}
     assert set(report.changed) == citing - {"wiki/index.md"}
     assert changed - {"wiki/index.md", "wiki/log.md"} == citing
-    assert "| 15 " in (kb / "wiki/comparisons/herbs.md").read_text("utf-8")
-    log = (kb / "wiki/log.md").read_text("utf-8")
+    assert "| 15 " in (built / "wiki/comparisons/herbs.md").read_text("utf-8")
+    log = (built / "wiki/log.md").read_text("utf-8")
     assert re.search(r"^## \[\d{4}-\d{2}-\d{2}\] compile \| \+0 ~\d+ -0 pages \| sources: plants$", log, re.M)
 
 
@@ -131,24 +149,22 @@ def test_rules_change_recompiles_everything(kb: Path) -> None:
     assert len(again.changed) == len(first.added) and again.unchanged == 0
 
 
-def test_deleted_source_drops_its_citations_and_sole_source_pages(kb: Path) -> None:
-    compile_wiki(kb)
-    (kb / "layer1_sources/faq/pump-noise.md").unlink()
+def test_deleted_source_drops_its_citations_and_sole_source_pages(built: Path) -> None:
+    (built / "layer1_sources/faq/pump-noise.md").unlink()
     # Remove every source of one topic page: the page must go away.
     page = "wiki/topics/algae.md"
-    sources = yaml.safe_load(pages(kb)[page].split("---\n")[1])["sources"]
+    sources = yaml.safe_load(pages(built)[page].split("---\n")[1])["sources"]
     for src in sources:
-        (kb / src).unlink()
-    report = compile_wiki(kb)
-    assert page in report.removed and not (kb / page).exists()
-    text = "\n".join(pages(kb).values())
+        (built / src).unlink()
+    report = compile_wiki(built)
+    assert page in report.removed and not (built / page).exists()
+    text = "\n".join(pages(built).values())
     assert "faq/pump-noise.md" not in text
-    assert page.split("/")[-1] not in (kb / "wiki/index.md").read_text("utf-8")
+    assert page.split("/")[-1] not in (built / "wiki/index.md").read_text("utf-8")
 
 
-def test_superseded_versions_are_noted_with_dates_and_current_value_stated(kb: Path) -> None:
-    compile_wiki(kb)
-    text = (kb / "wiki/topics/orders-and-policies.md").read_text("utf-8")
+def test_superseded_versions_are_noted_with_dates_and_current_value_stated(built: Path) -> None:
+    text = (built / "wiki/topics/orders-and-policies.md").read_text("utf-8")
     current = [
         line for line in body_lines(text) if "return-policy-2026.md" in line and not line.startswith(">")
     ]
@@ -237,10 +253,10 @@ def test_a_concurrent_compile_is_refused_by_the_lock(kb: Path) -> None:
         compile_wiki(kb)
 
 
-def test_kill_9_mid_compile_leaves_a_consistent_wiki_that_a_rerun_completes(kb: Path, tmp_path: Path) -> None:
-    reference = fresh_example(tmp_path / "reference")
-    compile_wiki(reference)
-    expected = pages(reference)
+def test_kill_9_mid_compile_leaves_a_consistent_wiki_that_a_rerun_completes(
+    kb: Path, compiled_once: Path
+) -> None:
+    expected = pages(compiled_once)
     # Kill real compiles at several moments (before, during and after the writes); whatever the
     # moment, the files present are complete and a rerun converges on the reference wiki.
     for delay in (0.3, 0.45, 0.6, 0.75, 0.9):
@@ -261,18 +277,16 @@ def test_kill_9_mid_compile_leaves_a_consistent_wiki_that_a_rerun_completes(kb: 
         assert not list((kb / "wiki").rglob(".*.tmp"))
 
 
-def test_a_hand_edited_page_is_restored_by_the_next_compile(kb: Path) -> None:
-    compile_wiki(kb)
-    page = kb / "wiki/devices/grove-6.md"
+def test_a_hand_edited_page_is_restored_by_the_next_compile(built: Path) -> None:
+    page = built / "wiki/devices/grove-6.md"
     original = page.read_text("utf-8")
     page.write_text(original.replace("4.0 litres", "40 litres"), "utf-8")
-    report = compile_wiki(kb)
+    report = compile_wiki(built)
     assert report.changed == ["wiki/devices/grove-6.md"] and page.read_text("utf-8") == original
 
 
-def test_entries_quote_where_other_sources_name_them(kb: Path) -> None:
-    compile_wiki(kb)
-    entry = (kb / "wiki/entries/genovese-basil.md").read_text("utf-8")
+def test_entries_quote_where_other_sources_name_them(built: Path) -> None:
+    entry = (built / "wiki/entries/genovese-basil.md").read_text("utf-8")
     elsewhere = entry.split("## Elsewhere in the knowledge base\n", 1)[1].split("\n## ", 1)[0]
     quoted = [line for line in elsewhere.split("\n") if line.startswith("- ")]
     assert 0 < len(quoted) <= 3
@@ -281,10 +295,10 @@ def test_entries_quote_where_other_sources_name_them(kb: Path) -> None:
         assert cites and all(c.path != "layer1_sources/plants/genovese-basil.md" for c in cites)
         assert "genovese basil" in strip_citations(line).lower()
         for cite in cites:
-            section = next(s for s in read_layer1(kb, cite.path).sections if s.anchor == cite.anchor)
+            section = next(s for s in read_layer1(built, cite.path).sections if s.anchor == cite.anchor)
             assert "genovese basil" in section.text.lower()
     # the entry's directory links it with its opening sentence, cited
-    herbs = (kb / "wiki/directories/herbs.md").read_text("utf-8")
+    herbs = (built / "wiki/directories/herbs.md").read_text("utf-8")
     (line,) = [
         x
         for x in herbs.split("\n")
@@ -293,17 +307,18 @@ def test_entries_quote_where_other_sources_name_them(kb: Path) -> None:
     assert parse_citations(line, "wiki/directories/herbs.md")
 
 
-def test_dated_posts_are_headed_with_their_date_newest_first(kb: Path) -> None:
-    compile_wiki(kb)
+def test_dated_posts_are_headed_with_their_date_newest_first(built: Path) -> None:
     headings = [
         line
-        for line in body_lines((kb / "wiki/topics/firmware.md").read_text("utf-8"))
+        for line in body_lines((built / "wiki/topics/firmware.md").read_text("utf-8"))
         if line.startswith("## ") and line not in ("## See also", "## Linked from", "## Filed under")
     ]
     dates = [re.search(r"\((\d{4}-\d{2}-\d{2})\)$", h).group(1) for h in headings]
     assert len(dates) == 3 and dates == sorted(dates, reverse=True)
     # Reference entries (FAQ answers, plants) keep their plain titles.
-    assert "## What is the return policy?\n" in (kb / "wiki/topics/orders-and-policies.md").read_text("utf-8")
+    assert "## What is the return policy?\n" in (built / "wiki/topics/orders-and-policies.md").read_text(
+        "utf-8"
+    )
 
 
 def test_a_section_that_repeats_another_keeps_its_heading_for_the_links_to_it(tree) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,22 @@ def test_a_corrupt_search_index_is_rebuilt(example_kb: Path, how: str) -> None:
     assert how != "garbage" or "search index was corrupt" in result.stderr
     result = runner.invoke(app, ["--root", str(example_kb), "ask", "How long does a full water tank last?"])
     assert result.exit_code == 0 and "litre" in result.stdout
+
+
+def test_the_index_is_written_without_waiting_for_the_disk_also_when_rebuilt(example_kb: Path) -> None:
+    """Derived state: its commits are not synced (a hundred waits a compile); a database found
+    corrupt, or of another version, is replaced by one written the same way."""
+    from wikic.compile.searchindex.store import IndexStore
+
+    for damage in (None, "garbage", "version"):
+        if damage == "garbage":
+            corrupt(example_kb / DB_PATH, damage)
+        elif damage == "version":
+            with sqlite3.connect(example_kb / DB_PATH) as conn:
+                conn.execute("UPDATE meta SET value='0' WHERE key='schema_version'")
+        with IndexStore(example_kb) as store:
+            assert store.conn.execute("PRAGMA synchronous").fetchone() == (0,), damage
+            assert bool(store.rebuilt) == (damage == "garbage")
 
 
 def test_search_and_ask_cap_the_query_and_its_words(example_kb: Path) -> None:

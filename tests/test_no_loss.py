@@ -113,14 +113,13 @@ def test_a_compile_killed_after_logging_is_not_logged_twice(
     assert len(entries(unbuilt_example)) == 2 and "+1 ~0 -0 pages" in entries(unbuilt_example)[-1]
 
 
-def test_check_warns_when_the_last_compile_emptied_most_of_the_wiki(example_kb: Path) -> None:
-    compile_wiki(example_kb)  # records the page count
-    assert not [f for f in check(example_kb).findings if f.rule == "wiki-shrank"]
+def test_check_warns_when_the_last_compile_emptied_most_of_the_wiki(compiled_example: Path) -> None:
+    assert not [f for f in check(compiled_example).findings if f.rule == "wiki-shrank"]
     for source in ("plants", "faq", "blog"):
-        shutil.rmtree(example_kb / "layer1_sources" / source)
-    report = compile_wiki(example_kb)
+        shutil.rmtree(compiled_example / "layer1_sources" / source)
+    report = compile_wiki(compiled_example)
     assert len(report.removed) > 17
-    (found,) = [f for f in check(example_kb).warnings if f.rule == "wiki-shrank"]
+    (found,) = [f for f in check(compiled_example).warnings if f.rule == "wiki-shrank"]
     assert "down from" in found.message
 
 

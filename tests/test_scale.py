@@ -216,3 +216,35 @@ def test_check_after_a_compile_reuses_its_plan_and_verification(
     source.write_text(source.read_text("utf-8") + "\nOne more line.\n", "utf-8")
     os.utime(source, ns=(0, 0))
     assert any(f.rule == "stale-page" for f in check(root).errors)
+
+
+def test_check_after_a_source_changed_verifies_again_only_the_pages_that_cite_it(
+    compiled_example: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A layer-1 file changed since the compile: the pages citing it are verified again (and a
+    sentence it no longer supports is reported); the others are as the compile verified them."""
+    from wikic.check.pages import wiki_pages
+    from wikic.check.run import check
+    from wikic.compile.citations import Verifier
+
+    root = compiled_example
+    changed = "layer1_sources/faq/shipping.md"
+    citing = {
+        p.path: p for p in wiki_pages(root) if any(c.path == changed for s in p.statements for c in s.cites)
+    }
+    assert citing and len(citing) < len(wiki_pages(root)) / 2
+    source = root / changed
+    source.write_text(source.read_text("utf-8").replace("ship for a flat $5.95.", "ship for a flat $4.95."))
+    real_check, verified = Verifier.check, []
+
+    def counted(self, text, cites, quotes=()):
+        verified.append(text)
+        return real_check(self, text, cites, quotes)
+
+    monkeypatch.setattr(Verifier, "check", counted)
+    report = check(root)
+    again = {s.text for p in citing.values() for s in p.statements if s.cites}
+    assert verified and set(verified) <= again
+    found = [f for f in report.errors if f.rule == "unsupported-citation"]
+    assert [f.path for f in found] == ["wiki/topics/orders-and-policies.md"] and "$5.95" in found[0].message
+    assert report.findings == check(root, full=True).findings

@@ -106,17 +106,15 @@ def test_compile_embeds_each_changed_text_once_and_a_rerun_writes_nothing(
     db.close()
 
 
-def test_the_first_search_after_a_compile_finds_the_index_ready(example_kb: Path) -> None:
-    compile_wiki(example_kb)
-    index, stats = open_index(example_kb)
+def test_the_first_search_after_a_compile_finds_the_index_ready(compiled_example: Path) -> None:
+    index, stats = open_index(compiled_example)
     index.close()
     assert (stats.added, stats.changed, stats.removed, stats.embedded) == (0, 0, 0, 0)
 
 
-def test_a_query_reads_vectors_embedded_for_its_own_text(example_kb: Path) -> None:
+def test_a_query_reads_vectors_embedded_for_its_own_text(compiled_example: Path) -> None:
     """The embedded text of a chunk is what compile keyed its vector by."""
-    compile_wiki(example_kb)
-    db = sqlite3.connect(example_kb / DB_PATH)
+    db = sqlite3.connect(compiled_example / DB_PATH)
     rows = db.execute("SELECT kind, title, headings, body, vkey FROM chunks WHERE kind IN ('source', 'doc')")
     from wikic.core.vectors import text_key
 
@@ -149,36 +147,34 @@ def test_without_the_package_compile_and_search_say_so_once_and_match_by_words(
 
 
 def test_a_damaged_query_file_is_noted_once_searched_by_words_and_mended_by_compile(
-    example_kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    compiled_example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    compile_wiki(example_kb)
-    assets = example_kb / embedding.QUERY_ASSETS
+    assets = compiled_example / embedding.QUERY_ASSETS
     good = assets.read_bytes()
     assets.write_bytes(good[: len(good) // 2])
     lexical = _lexical(tmp_path, "lexical")
-    found, said = search(example_kb, NOISE[0], capsys)
+    found, said = search(compiled_example, NOISE[0], capsys)
     assert found == search(lexical, NOISE[0], capsys)[0]
     assert said.count("note:") == 1 and f"{assets} is damaged" in said
     capsys.readouterr()
-    assert entry.quick(["--root", str(example_kb), "ask", "Is it noisy?"])
+    assert entry.quick(["--root", str(compiled_example), "ask", "Is it noisy?"])
     assert capsys.readouterr().err.count("is damaged") == 1
-    compile_wiki(example_kb)
+    compile_wiki(compiled_example)
     assert assets.read_bytes() == good
-    found, said = search(example_kb, NOISE[0], capsys)
+    found, said = search(compiled_example, NOISE[0], capsys)
     assert found[0]["path"] == NOISE[1] and said == ""
 
 
 def test_switching_it_off_and_on_again_needs_no_new_embedding(
-    example_kb: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    compiled_example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    compile_wiki(example_kb)
-    wiki_yaml = example_kb / "schema" / "wiki.yaml"
+    wiki_yaml = compiled_example / "schema" / "wiki.yaml"
     original = wiki_yaml.read_text("utf-8")
-    switch_off(example_kb)
-    assert NOISE[1] not in [r["path"] for r in search(example_kb, NOISE[0], capsys, k=10)[0]]
+    switch_off(compiled_example)
+    assert NOISE[1] not in [r["path"] for r in search(compiled_example, NOISE[0], capsys, k=10)[0]]
     monkeypatch.setattr(embedding.BatchEmbedder, "embed", lambda *a: pytest.fail("embedded again"))
     wiki_yaml.write_text(original, "utf-8")
-    assert search(example_kb, NOISE[0], capsys)[0][0]["path"] == NOISE[1]
+    assert search(compiled_example, NOISE[0], capsys)[0][0]["path"] == NOISE[1]
 
 
 # ---------------------------------------------------------------- switch off: words alone, as before
@@ -249,11 +245,10 @@ def test_switched_off_every_lookup_gives_what_words_alone_gave_before(
     assert set(got) == set(recorded[kb]) and differ == []
 
 
-def test_eval_notes_why_meaning_is_not_used(example_kb: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    compile_wiki(example_kb)
-    (example_kb / embedding.QUERY_ASSETS).unlink()
+def test_eval_notes_why_meaning_is_not_used(compiled_example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (compiled_example / embedding.QUERY_ASSETS).unlink()
     questions = load_questions(REPO / "examples" / "questions.yaml")[:3]
-    report = run_eval(example_kb, questions, "search")
+    report = run_eval(compiled_example, questions, "search")
     assert len(report.notes) == 1 and "embedding.bin is missing" in report.notes[0]
     assert report.as_dict()["notes"] == report.notes
 

@@ -1,8 +1,9 @@
 """The state every rule reads, gathered once: layer-1 documents, the plan, the wiki pages.
 
 When layer 1 and the schema are byte for byte what the last compile read, the plan is that
-compile's (``compile.state.plan_record``) instead of a new one, and the pages it wrote that are
-still as it wrote them count as verified: their citations are not checked again.
+compile's (``compile.state.plan_record``) instead of a new one. With the same schema, the pages
+the last compile wrote that are still as it wrote them, and cite only layer-1 files still as it
+read them, count as verified: their citations are not checked again.
 """
 
 from __future__ import annotations
@@ -92,9 +93,9 @@ def planned_now(docs_list: list[SourceDoc], schema: WikiSchema) -> Planned:
     return Planned(pages, the_plan.reasons, the_plan.superseded_by, the_plan.disputes, expected, about)
 
 
-def compiled(root: Path, docs: dict[str, SourceDoc], pages: list[WikiPage]) -> dict | None:
-    """The last compile's state when it read exactly these layer-1 files and schema with this
-    wikic, and wrote every page with the backend the pages name; else None."""
+def last_compile(root: Path) -> dict | None:
+    """The last compile's state when that compile finished, with this wikic and this schema;
+    else None."""
     from ..compile.state import load_state, schema_hashes
 
     state = load_state(root) or {}
@@ -103,12 +104,33 @@ def compiled(root: Path, docs: dict[str, SourceDoc], pages: list[WikiPage]) -> d
         return None
     if state.get("schema") != [list(x) for x in schema_hashes(root)]:
         return None
-    if state.get("layer1") != {p: d.sha256 for p, d in docs.items()}:
+    return state
+
+
+def compiled(state: dict | None, docs: dict[str, SourceDoc], pages: list[WikiPage]) -> dict | None:
+    """``state`` (``last_compile``) when that compile read exactly these layer-1 files and wrote
+    every page with the backend the pages name; else None."""
+    if not state or state.get("layer1") != {p: d.sha256 for p, d in docs.items()}:
         return None
+    record = state["plan"]
     libs = {(librarian_of(p.meta).name, librarian_of(p.meta).model) for p in pages if p.managed}
     if libs - {(record.get("backend"), record.get("model"))}:
         return None
     return state
+
+
+def still_verified(state: dict | None, docs: dict[str, SourceDoc], pages: list[WikiPage]) -> frozenset[str]:
+    """The pages as the last compile wrote (and verified) them whose every cited layer-1 file is
+    byte for byte what that compile read: their citations check as they did then, whatever
+    else in layer 1 changed since."""
+    outputs = (state or {}).get("outputs", {})
+    read = (state or {}).get("layer1", {})
+
+    def unchanged(page: WikiPage) -> bool:
+        cited = {c.path for st in page.statements for c in st.cites}
+        return all(p in docs and read.get(p) == docs[p].sha256 for p in cited)
+
+    return frozenset(p.path for p in pages if outputs.get(p.path) == p.sha256 and unchanged(p))
 
 
 def planned_then(state: dict, docs: dict[str, SourceDoc]) -> Planned:
@@ -151,7 +173,8 @@ def gather(root: Path, full: bool = False) -> KB:
     pages = wiki_pages(root)
     schema = None
     planned = None
-    state = None if full or unreadable else compiled(root, docs, pages)
+    last = None if full or unreadable else last_compile(root)
+    state = compiled(last, docs, pages)
     if (root / "schema" / "wiki.yaml").exists():
         schema = load_wiki_schema(root)
         planned = planned_then(state, docs) if state else planned_now(docs_list, schema)
@@ -159,7 +182,7 @@ def gather(root: Path, full: bool = False) -> KB:
     else:
         superseded = supersession(docs_list)
     outputs = (state or {}).get("outputs", {})
-    verified = frozenset(p.path for p in pages if outputs.get(p.path) == p.sha256)
+    verified = still_verified(last, docs, pages)
     added = {p.path for p in pages} - set(outputs) - {"wiki/log.md"}  # pages the compile did not write
     whole = bool(state) and not added and set(outputs) <= verified
     min_overlap = schema.min_overlap if schema else DEFAULT_MIN_OVERLAP
