@@ -1,9 +1,10 @@
 """A question reads the search index in one pass: ``SearchIndex.retrieve`` reads its term counts
 and every list its mode fuses, and nothing after it (fusing, judging, composing) reads the index
 again. The statements that read the FTS5 tables are counted on the connection itself, and so are
-those of its dense lists (search.semantic): per kind of chunk, whether its vectors changed (their
-packed masks too, the first time) and the vectors of its candidates; then one statement for the
-chunks of all of them (and, once per index, whether it matches by meaning at all)."""
+those of its dense lists (search.semantic), on the dense reader's own connection: per kind of
+chunk, whether its vectors changed (their packed masks too, the first time) and the vectors of its
+candidates; then one statement for the chunks of all of them (and, once per index, whether it
+matches by meaning at all)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from wikic.lookup.ask import Lookup
+from wikic.lookup.dense import DenseReader
 from wikic.lookup.eval import load_questions, run_eval
 from wikic.lookup.fuse import MODES, PLANS
 from wikic.lookup.search import SearchIndex
@@ -38,6 +40,14 @@ class Reads:
         self.passes = 0
         self._in_pass = False
         index.conn.set_trace_callback(self._note)
+        opened = DenseReader.conn
+
+        def traced(reader: DenseReader):
+            conn = opened(reader)
+            conn.set_trace_callback(self._note)
+            return conn
+
+        monkeypatch.setattr(DenseReader, "conn", traced)
         retrieve = index.retrieve
 
         def counted(*args, **kwargs):
@@ -84,8 +94,13 @@ def test_ask_reads_the_index_in_one_pass_per_question(example_kb, monkeypatch, m
             answer = lookup.answer(question, mode)
             reads.assert_one_pass_each(1)
             assert answer.text
-            # the dense lists: none in raw mode, or when the BM25 probe is a strong signal
-            assert bool(reads.dense) == (mode != "raw" and not answer_strong(lookup, question))
+            # the dense lists are read beside the BM25 lists (none in raw mode), and fused only
+            # when the BM25 probe is not a strong signal
+            assert bool(reads.dense) == (mode != "raw")
+            fused = any(
+                kind.startswith("dense:") for kind, _ in lookup.index.retrieve(question, PLANS[mode]).lists
+            )
+            assert fused == (mode != "raw" and not answer_strong(lookup, question))
     finally:
         lookup.close()
 

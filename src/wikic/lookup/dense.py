@@ -69,10 +69,14 @@ class DenseReader:
         if kind not in self._stores:
             from ..compile.searchindex.dense import vector_store
 
-            if self._conn is None:
-                self._conn = sqlite3.connect(self.db_path, check_same_thread=False)
-            self._stores[kind] = vector_store(self._conn, kind)
+            self._stores[kind] = vector_store(self.conn(), kind)
         return self._stores[kind]
+
+    def conn(self) -> sqlite3.Connection:
+        """This reader's own connection to the index (opened on first use)."""
+        if self._conn is None:
+            self._conn = sqlite3.connect(self.db_path, check_same_thread=False)
+        return self._conn
 
     def close(self) -> None:
         if self._embedder is not None:

@@ -262,12 +262,12 @@ class SearchIndex(IndexStore):
             return Candidates(question, spelled, counts, self.lists(depths))
         from .soon import Soon
 
-        reading = Soon(lambda: self.lists(depths))  # while the nearest vectors are worked out here
-        nearest = self.dense.nearest(wanted)
+        reading = Soon(lambda: self.lists(depths))  # while the dense lists are read here
+        dense = self.dense_lists(self.dense.nearest(wanted))
         lists = reading.result()
         got = Candidates(question, spelled, counts, lists)
         if not got.strong:
-            lists.update(self.dense_lists(nearest))
+            lists.update(dense)
         return got
 
     @cached_property
@@ -292,12 +292,13 @@ class SearchIndex(IndexStore):
         self, nearest: Mapping[tuple[str, str], Sequence[tuple[float, str]]]
     ) -> dict[tuple[str, str], Ranked]:
         """The dense list of each (kind, text) from its nearest vector keys (``DenseReader``):
-        their chunks, best first (score: minus the cosine), read in one statement. Empty lists
-        when the index has no usable vectors."""
+        their chunks, best first (score: minus the cosine), read in one statement on the dense
+        reader's own connection (the caller's may be busy with the BM25 lists). Empty lists when
+        the index has no usable vectors."""
         asked = [(n, kind, found) for n, ((kind, _), found) in enumerate(nearest.items()) if found]
         found: dict[int, list[tuple]] = {n: [] for n in range(len(nearest))}
         if asked:
-            for row in self._rows(*_dense_statement(asked)):
+            for row in self.dense.conn().execute(*_dense_statement(asked)):
                 found[row[0]].append(row)
         return {
             (DENSE + kind, text): Ranked(sorted(found[n], key=_rank))
