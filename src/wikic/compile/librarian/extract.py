@@ -562,16 +562,15 @@ def _names_match(cell: str, names: tuple[str, ...], brand: str = "") -> bool:
     cell lists ('Genesis v1.2+ Genesis XL v1.2+', 'Genesis v1.5+ and Express v1.0+'), where a
     version open to later ones ('v1.2+') includes today's model and one past version ('v1.2') does
     not."""
+    wanted = {_bare(n) for n in names}
+    wanted |= {f"{brand.lower()} {n}" for n in wanted} if brand else set()
     parts = [cell, *_CELL_PARTS.split(cell)]
-    for part in parts:
-        if _ONE_VERSION.search(part):
-            continue
-        text = " ".join(_OPEN_VERSION.sub("", part).lower().replace("(", " ").replace(")", " ").split())
-        for name in names:
-            n = " ".join(name.lower().replace("(", " ").replace(")", " ").split())
-            if text == n or (brand and text == f"{brand.lower()} {n}"):
-                return True
-    return False
+    return any(_bare(_OPEN_VERSION.sub("", p)) in wanted for p in parts if not _ONE_VERSION.search(p))
+
+
+def _bare(name: str) -> str:
+    """A name as compared: lower case, brackets and runs of spaces as one space."""
+    return " ".join(name.lower().replace("(", " ").replace(")", " ").split())
 
 
 def device_facts(device: dict, docs: list[SourceDoc]) -> list[tuple[str, str, Citation]]:
@@ -651,11 +650,12 @@ def compared_facts(
                 columns.append(key)
 
     names = [tuple(d.get("match") or ()) + (d["title"],) for d in devices]
+    configured = {f.lower() for f in fields}
     for doc in docs:  # every table with a row for a compared device that states a configured field
         for _, header, rows in source_tables(doc):
             keys = [h.strip() for h in header[1:] if h.strip()]
             named = any(row and any(_names_match(row[0], n) for n in names) for row in rows)
-            if named and any(k.lower() in {f.lower() for f in fields} for k in keys):
+            if named and any(k.lower() in configured for k in keys):
                 add(keys)
     said_by: dict[tuple[str, str], set[str]] = {}
     for device, facts in stated:

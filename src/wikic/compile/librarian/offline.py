@@ -390,15 +390,23 @@ def _headed(
     title goes on a sub-line, a trail to where the section is shown whole ('From: Assembly › High
     Level Overview'), not into the heading ('Tracks (High Level Overview)'); a section headed with
     the title itself ends with that link instead. Without a home, the title stays in the heading."""
-    home = job.nav.home(doc.path, anchor) or job.nav.home(doc.path)
+    home = _home(job, doc, anchor)
     if heading == doc.title:
-        tail = [Block("links", text="See in context", links=(home,))] if home is not None else []
-        return [Block("heading", text=heading, level=level), *units, *tail]
+        return [Block("heading", text=heading, level=level), *units, *_in_context(home)]
     if home is None:
         return [Block("heading", text=f"{heading} ({doc.title})", level=level), *units]
     trail = [(home[0].partition("#")[0], home[1])] if home[1] != doc.title else []
     source = Block("links", text=SOURCE_LABEL, links=(*trail, (home[0], title or doc.title)))
     return [Block("heading", text=heading, level=level), source, *units]
+
+
+def _home(job: PageJob, doc: SourceDoc, anchor: str) -> tuple[str, str] | None:
+    """Where a section is shown whole (its document's home when the section has none of its own)."""
+    return job.nav.home(doc.path, anchor) or job.nav.home(doc.path)
+
+
+def _in_context(home: tuple[str, str] | None) -> list[Block]:
+    return [Block("links", text="See in context", links=(home,))] if home is not None else []
 
 
 def _comparison(job: PageJob) -> Draft:
@@ -493,8 +501,7 @@ def _guide_run(job: PageJob, doc: SourceDoc, sections: list, base: int) -> list[
             doc, sections[1:], base, top, heads
         )
     out = _guide_sections(doc, sections, base, top, heads)
-    home = job.nav.home(doc.path, first.anchor) or job.nav.home(doc.path)
-    return out + ([Block("links", text="See in context", links=(home,))] if home is not None else [])
+    return out + _in_context(_home(job, doc, first.anchor))
 
 
 def _guide_sections(doc: SourceDoc, sections: list, base: int, top: int, heads: list) -> list[Block]:
