@@ -133,15 +133,20 @@ def test_a_contradiction_repeated_by_hundreds_of_documents_is_reported_once(tmp_
     of articles and how many more say the same (it used to vanish past 300 copies)."""
     from types import SimpleNamespace
 
-    from wikic.check.contradictions import rule_contradictions
+    from wikic.check.contradictions import Claims, rule_contradictions
+    from wikic.check.state import DocRow
 
     said = {
         0: "## Tank\n\nThe water tank of the planter holds 4 litres when filled to the line.",
         1: "## Tank\n\nThe water tank of the planter holds 6 litres when filled to the line.",
     }
-    docs = [doc(i, said[i % 2], "Planter care") for i in range(800)]
-    kb = SimpleNamespace(root=tmp_path, docs={d.path: d for d in docs}, superseded_by={}, plan=None)
-    found = [f for f in rule_contradictions(kb) if "litre" in f.message]
+    docs = {d.path: d for d in (doc(i, said[i % 2], "Planter care") for i in range(800))}
+    claims = Claims()
+    for d in docs.values():
+        claims.add(d)
+    rows = {p: DocRow.of(d) for p, d in docs.items()}
+    kb = SimpleNamespace(root=tmp_path, docs=rows, superseded_by={}, plan=None, doc=docs.__getitem__)
+    found = [f for f in rule_contradictions(kb, claims) if "litre" in f.message]
     assert len(found) == 1, [f.message for f in found]
     assert "4 l" in found[0].message and "6 l" in found[0].message
     assert "159999 more pairs of documents say the same two things" in found[0].message

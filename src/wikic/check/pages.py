@@ -46,17 +46,11 @@ class Link:
     is_citation: bool
 
 
-@dataclass
-class WikiPage:
+class _Kind:
+    """What a page is, from its path and frontmatter."""
+
     path: str
     meta: dict[str, Any]
-    lines: list[str]  # the whole file, split on '\n'
-    body_start: int  # 0-based index of the first body line
-    sha256: str = ""  # of the file's bytes
-
-    @property
-    def body(self) -> str:
-        return "\n".join(self.lines[self.body_start :])
 
     @property
     def managed(self) -> bool:
@@ -70,6 +64,30 @@ class WikiPage:
     def is_special(self) -> bool:
         return self.is_index or self.path == f"{WIKI}/log.md"
 
+
+@dataclass(frozen=True)
+class PageHead(_Kind):
+    """A page as the rules over the whole wiki keep it: path, frontmatter, hash and heading
+    anchors, not its text (a wiki of thousands of pages is read one page at a time)."""
+
+    path: str
+    meta: dict[str, Any]
+    sha256: str
+    anchors: frozenset[str]
+
+
+@dataclass
+class WikiPage(_Kind):
+    path: str
+    meta: dict[str, Any]
+    lines: list[str]  # the whole file, split on '\n'
+    body_start: int  # 0-based index of the first body line
+    sha256: str = ""  # of the file's bytes
+
+    @property
+    def body(self) -> str:
+        return "\n".join(self.lines[self.body_start :])
+
     @cached_property
     def anchors(self) -> set[str]:
         return anchors(self.body)
@@ -81,6 +99,21 @@ class WikiPage:
     @cached_property
     def statements(self) -> list[Statement]:
         return [] if self.is_special else list(_statements(self))
+
+    @property
+    def outbound(self) -> set[str]:
+        """The other wiki pages this page links to (citations aside)."""
+        return {
+            link.target
+            for link in self.links
+            if link.target
+            and link.target != self.path
+            and link.target.startswith(WIKI + "/")
+            and not link.is_citation
+        }
+
+    def head(self) -> PageHead:
+        return PageHead(self.path, self.meta, self.sha256, frozenset(self.anchors))
 
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -118,6 +151,11 @@ def read_page(root: Path, path: Path) -> WikiPage:
 def wiki_pages(root: Path) -> list[WikiPage]:
     """Every page under ``wiki/``, hidden files and symbolic links aside (``symlink`` reports those)."""
     return [read_page(root, root / rel) for rel in walk_files(root, WIKI)[0]]
+
+
+def page_heads(root: Path) -> list[PageHead]:
+    """``wiki_pages`` without their text: each page is read, and let go before the next."""
+    return [read_page(root, root / rel).head() for rel in walk_files(root, WIKI)[0]]
 
 
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
