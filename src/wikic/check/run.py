@@ -102,6 +102,7 @@ def walk_pages(kb: KB) -> Iterator[Finding]:
 
 __all__ = [
     "ERROR",
+    "Claims",
     "KB",
     "KB_RULES",
     "PAGE_RULES",
@@ -116,5 +117,6 @@ __all__ = [
     "gather",
     "quantities",
     "read_page",
+    "rule_contradictions",
     "wiki_pages",
 ]

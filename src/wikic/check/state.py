@@ -39,7 +39,7 @@ from ..transform.layer1 import layer1_paths, parse_doc, require_sources
 from .pages import PageHead, WikiPage, page_heads, read_page
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DocRow:
     """A layer-1 document as the rules over the whole KB keep it: its names, hash and section
     anchors (in order), and the few frontmatter values they compare; never its text."""
