@@ -29,6 +29,7 @@ from typing import Any
 from .. import __version__
 from ..compile.citations import DEFAULT_MIN_OVERLAP, Verifier
 from ..compile.disagreements import Disagreement, Said
+from ..compile.draft import Citation
 from ..compile.schema import WikiSchema
 from ..core.config import load_sources
 from ..core.errors import KBError
@@ -112,10 +113,10 @@ class RowVerifier(Verifier):
     ):
         super().__init__((), min_overlap, unreadable=unreadable)
         self.rows = rows
-        self.docs = texts  # type: ignore[assignment]
+        self.docs = texts  # what ``cited`` and ``section_text`` read, whole
 
-    def resolve(self, cite):  # type: ignore[no-untyped-def]
-        """As ``Verifier.resolve``."""
+    def resolve(self, cite: Citation) -> str | None:
+        """As ``Verifier.resolve``, from the cited document's anchors."""
         if cite.path in self.unreadable:
             return None
         row = self.rows.get(cite.path)
