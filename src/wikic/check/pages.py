@@ -119,33 +119,42 @@ class WikiPage(_Kind):
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def read_page(root: Path, path: Path) -> WikiPage:
+def read_page(root: Path, path: Path, known: PageHead | None = None) -> WikiPage:
+    """The page at ``path``; with ``known``, the head read of it before, whose frontmatter and
+    anchors are taken as they are while the page's bytes are still the ones it was read from."""
     rel = path.relative_to(root).as_posix()
     try:
         data = read_regular(path)
         text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads it
     except (OSError, UnicodeDecodeError) as exc:
         raise KBError(f"{rel}: cannot be read ({exc}); restore it with 'wikic compile' or from git") from None
+    digest = sha256_tag(data)
+    same = known is not None and known.sha256 == digest
     lines = text.split("\n")
     meta: dict[str, Any] = {}
     start = 0
     if lines and lines[0].strip() == "---":
         for i in range(1, len(lines)):
             if lines[i].strip() == "---":
-                try:
-                    loaded = yaml.load("\n".join(lines[1:i]), Loader=_LOADER)  # noqa: S506 - safe loader
-                except yaml.YAMLError as exc:
-                    raise KBError(f"{rel}: cannot read frontmatter ({exc}); fix the YAML") from None
-                except RecursionError:
-                    raise KBError(f"{rel}: frontmatter nested too deeply to read; fix the YAML") from None
-                if too_large(loaded):
-                    raise KBError(
-                        f"{rel}: frontmatter aliases expand past {MAX_YAML_VALUES} values; fix the YAML"
-                    )
-                meta = loaded if isinstance(loaded, dict) else {}
+                meta = known.meta if same else _frontmatter(rel, lines[1:i])  # type: ignore[union-attr]
                 start = i + 1
                 break
-    return WikiPage(rel, meta, lines, start, sha256_tag(data))
+    page = WikiPage(rel, meta, lines, start, digest)
+    if same:
+        page.anchors = set(known.anchors)  # type: ignore[union-attr]
+    return page
+
+
+def _frontmatter(rel: str, lines: list[str]) -> dict[str, Any]:
+    try:
+        loaded = yaml.load("\n".join(lines), Loader=_LOADER)  # noqa: S506 - safe loader
+    except yaml.YAMLError as exc:
+        raise KBError(f"{rel}: cannot read frontmatter ({exc}); fix the YAML") from None
+    except RecursionError:
+        raise KBError(f"{rel}: frontmatter nested too deeply to read; fix the YAML") from None
+    if too_large(loaded):
+        raise KBError(f"{rel}: frontmatter aliases expand past {MAX_YAML_VALUES} values; fix the YAML")
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def wiki_pages(root: Path) -> list[WikiPage]:

@@ -175,7 +175,7 @@ class KB:
     def read_pages(self) -> Iterator[WikiPage]:
         """Every page whole, one at a time, in path order."""
         for head in self.pages:
-            yield read_page(self.root, self.root / head.path)
+            yield read_page(self.root, self.root / head.path, head)
 
     def note(self, page: WikiPage) -> None:
         """Keep what the rules over the whole wiki read of a page being walked."""
