@@ -6,6 +6,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -220,8 +221,10 @@ def _claims(docs: list[DocRow], claims: Claims) -> list[_Claim]:
     return list(found.values())
 
 
+@lru_cache(maxsize=1 << 16)  # help centres repeat their sentences; most state no quantity
 def _analyse(sentence: str) -> tuple | None:
-    """(quantities, word stems, names) of a sentence stating a quantity, else None."""
+    """(quantities, word stems, names) of a sentence stating a quantity, else None (shared by
+    every caller: never change it)."""
     qty = quantities(sentence)
     if not qty or len(sentence.split()) > 60:
         return None
