@@ -86,7 +86,8 @@ def _subject_keys(doc: DocRow) -> list[str]:
 class Claims:
     """What the contradiction rules keep of each layer-1 document as layer 1 is read
     (``state.gather`` passes every document to ``add``): its fact fields, and the sentences that
-    state a quantity, each analysed once however many documents say it. Not its text."""
+    state a quantity with their analysis, kept once however many documents say them. Not its
+    text."""
 
     def __init__(self) -> None:
         self.fields: dict[str, dict[str, tuple[str, Any]]] = {}  # path → fact fields
