@@ -729,3 +729,76 @@ def test_a_line_break_reads_as_one_space() -> None:
     ('housing.<br><br>Mount') is one space too, so the cell reads as the cited section does."""
     assert plain_inline("AC 100-265V<br>50/60Hz") == "AC 100-265V 50/60Hz"
     assert plain_inline("housing.<br><br>Mount <BR/> it") == "housing. Mount it"
+
+
+def test_a_procedure_or_answer_about_the_device_is_quoted_whole_and_a_story_only_where_it_names_it() -> None:
+    """A source about the device (a field lists its id, or its title names it) gives its
+    procedures and answers whole: 'How do I clean the pump?' on the Canopy 12 page is the whole
+    answer, not its one sentence naming the Canopy 12. A story about it gives what it says of
+    the device, not its teacher's introduction."""
+    from wikic.compile.gather import about_device, about_units
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    def doc(title: str, meta: dict, body: str) -> SourceDoc:
+        return SourceDoc(
+            "d", "1", "1", "layer1_sources/d/1.md", title, meta, body, "x", tuple(split_sections(body))
+        )
+
+    device = {"id": "canopy-12", "title": "Canopy 12", "match": ["Canopy 12"], "others": ["Grove 6"]}
+    faq = doc(
+        "How do I clean the pump?",
+        {"products": ["grove-6", "canopy-12"]},
+        "# How do I clean the pump?\n\nThe Canopy 12 pump sits under a screen. Unplug the garden.\n\n"
+        "Pull the screen up. Rinse it.\n",
+    )
+    story = doc(
+        "A classroom garden",
+        {"products": ["canopy-12"]},
+        "# A classroom garden\n\nI teach science. We bought a Canopy 12 for the room.\n",
+    )
+    other = doc("Meet the Grove 6", {}, "# Meet the Grove 6\n\nThe Grove 6 and Canopy 12 share a pump.\n")
+    assert about_device(faq, device) and about_device(story, device) and not about_device(other, device)
+    said = [s.text for b in about_units(faq, faq.sections[0], device, "FAQs") for s in b.sentences]
+    assert said == [
+        "The Canopy 12 pump sits under a screen.",
+        "Unplug the garden.",
+        "Pull the screen up.",
+        "Rinse it.",
+    ]
+    for facet in ("Use", "Set-up"):  # a writer's own set-up is a story, not a procedure
+        told = [s.text for b in about_units(story, story.sections[0], device, facet) for s in b.sentences]
+        assert told == ["We bought a Canopy 12 for the room."]
+    # on the example wiki: the pump-cleaning answer and the algae procedure, whole
+    canopy = (REPO / "wiki/devices/canopy-12.md").read_text()
+    for sentence in ("Push the screen back until it clicks.", "Unplug the garden and empty the tank."):
+        assert sentence in canopy
+    assert "I teach fifth grade science" not in canopy
+
+
+def test_a_step_shown_apart_from_its_procedure_is_headed_without_its_number(wiki: Path) -> None:
+    """'Step 4: Check for blocked ports' quoted alone on a device page or a guide reads 'Check
+    for blocked ports': the number placed it in a procedure the page does not show. A section
+    of a source filed under troubleshooting is troubleshooting on a device page."""
+    from wikic.core.markdown import unnumbered
+
+    assert unnumbered("Step 4: Check for blocked ports") == "Check for blocked ports"
+    assert unnumbered("2. Lubricate the leadscrew") == "Lubricate the leadscrew"
+    assert unnumbered("Sequence 1: Plant one seed") == "Sequence 1: Plant one seed"
+    assert unnumbered("2024 results") == "2024 results"
+    types = kinds(wiki)
+    alone = []
+    for path, text in pages(wiki).items():
+        if types.get(path) not in ("guide", "device"):
+            continue
+        lines = text.split("\n")
+        for i, line in enumerate(lines):  # a heading followed by its source trail stands alone
+            heading = line.lstrip("# ")
+            trail = i + 2 < len(lines) and lines[i + 2].startswith("From: [")
+            if line.startswith("#") and trail and unnumbered(heading) != heading:
+                alone.append((path, line))
+    assert alone == []
+    if wiki.name != REPO.name:
+        genesis = pages(wiki).get("wiki/devices/farmbot-genesis.md", "")
+        trouble = genesis.partition("## Troubleshooting the FarmBot Genesis")[2].partition("\n## ")[0]
+        assert "### Check for blocked ports" in trouble

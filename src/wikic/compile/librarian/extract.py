@@ -680,9 +680,9 @@ def facts_comparison(
             hit = facts.get(f) or lowered.get(f.lower())
             cells.append(Cell(hit[0], (hit[1],)) if hit else Cell("—"))
         out.append(tuple(cells))
-    return Block(
-        "table", header=("Name", *(field_label(f) if "_" in f else f for f in fields)), rows=tuple(out)
-    )
+    # a field's name ('tank_capacity_l', 'connectivity') is labelled; a table's own header stays
+    labels = (field_label(f) if "_" in f or (f.islower() and " " not in f) else f for f in fields)
+    return Block("table", header=("Name", *labels), rows=tuple(out))
 
 
 def has_quotable(doc: SourceDoc) -> bool:
