@@ -213,11 +213,12 @@ def test_junk_never_becomes_an_index_keyword() -> None:
         "Tomatoes",
         "Thank you Chris and Emi for the réstep photos taken in the Poughkeepsie, New York area.",
         "The Hillbilly tomato is also called redneck tomato; row spacing is 60 cm.",
+        "Join the farmbot-xxxx network, then the farmbot-xxxx network again.",
     ]
     mined = keywords(texts, n=KEYWORDS)
-    assert not any(denied(k) or k in ("chris", "emi", "thank", "poughkeepsie", "réstep") for k in mined), (
-        mined
-    )
+    junk = ("chris", "emi", "thank", "poughkeepsie", "réstep", "xxxx")
+    assert not any(denied(k) or k in junk for k in mined), mined
+    assert "network" in mined
 
 
 def test_check_reports_dead_end_and_index_only_pages(example_kb: Path) -> None:

@@ -498,7 +498,12 @@ def keywords(
     lowered = {w for x in texts for w in _LOWER_WORD.findall(x)}
     proper = capitalised - lowered - set(words(head))
     found = Counter(chain.from_iterable(map(tokens, texts)))  # each word tested once, not per use
-    counts = {t: c for t, c in found.items() if len(t) > 2 and _KEYWORD.match(t) and t not in proper}
+    # a placeholder ('farmbot-xxxx', 'aaaa') is no word: one letter repeated
+    counts = {
+        t: c
+        for t, c in found.items()
+        if len(set(t)) > 1 and len(t) > 2 and _KEYWORD.match(t) and t not in proper
+    }
     if vocabulary is not None:
         total, df = vocabulary.frequencies
         score = {t: (1 + math.log(c)) * math.log(1 + total / (1 + df.get(t, 0))) for t, c in counts.items()}
