@@ -445,6 +445,9 @@ def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
         first = next(line for line in body_lines(text) if line.strip() and not line.startswith("#"))
         if types[path] == "topic":
             assert topic.match(first), (path, first)
+            title = yaml.safe_load(text.split("---\n")[1])["title"]
+            listed = first.strip("*").partition(": ")[2].split(" · ")
+            assert title not in listed, (path, first)  # 'Troubleshooting: Troubleshooting · …'
         else:
             assert "In this guide: " in first and "across the knowledge base" not in first, (path, first)
 

@@ -600,8 +600,12 @@ def contents_line(titles: list[str]) -> str:
 def topic_about(title: str, members: list[SourceDoc]) -> str:
     """A topic page's opening line: what it covers, by its entries' titles ('Watering: how long
     does a full water tank last? · …'), or by the headings of its one entry when that entry is
-    the page's namesake ('Seeds: Pelleted seeds · Vining crops'); never a count of records."""
+    the page's namesake ('Seeds: Pelleted seeds · Vining crops'); never a count of records. The
+    namesake among several entries is not listed ('Troubleshooting: Troubleshooting · …')."""
     titles = [d.title for d in members]
+    others = [t for t in titles if t.casefold() != title.casefold()]
+    if others and len(others) < len(titles):
+        titles = others
     if titles == [title]:
         heads = [s.heading for s in members[0].sections if s.heading and s.heading != title]
         titles = list(dict.fromkeys(" ".join(plain_inline(h).split()) for h in heads))
