@@ -186,6 +186,20 @@ def test_a_common_word_is_no_name() -> None:
     ]
 
 
+def test_a_name_broken_by_a_bracket_links_nothing() -> None:
+    """'Express (XL)' in a table row is the Express XL written another way: it linked as
+    '[Express (XL](…))', a link cut by its own bracket. It links nothing now; 'Express XL' and
+    'Express-XL' still link."""
+    targets = {key_of(n): Target(f"wiki/devices/{n}.md") for n in ("Express", "Express XL")}
+    names = Names(targets)
+    assert names.spans("Express (XL) v1.0") == []
+    assert [key for *_, key in names.spans("The Express XL and the Express-XL")] == [key_of("Express XL")] * 2
+    assert [key for *_, key in names.spans("The Express and the XL")] == [key_of("Express")]
+    basil = "Purple Basil 'Dark Opal'"  # a name that opens a quotation links with its closing mark
+    quoted = Names({key_of(basil): Target("wiki/entries/purple-basil.md")})
+    assert [text[a:b] for text in (f"| {basil} | medium",) for a, b, _ in quoted.spans(text)] == [basil]
+
+
 def test_links_are_names_not_common_words(wiki: Path) -> None:
     """No link in a page's text is a word written as a word ('point', 'tool', 'help') pointing at
     a page titled with one word, or at one of those app pages (entry pages of a crop or a plant
@@ -574,6 +588,20 @@ def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about()
         "Area",
     ]
     assert all(isinstance(c, Citation) for _, _, c in facts)
+    # a heading that only says where a table stands gives way to its document's title, and a
+    # step's heading loses its number
+    body = (
+        "# Axis Setup\n\n## How it works\n\n|Model|Required hardware|\n|---|---|\n|Express|Stall detection|\n\n"
+        "## Step 1: Place the calibration objects\n\n|Kit|Calibration object|\n|---|---|\n|Express|A card|\n"
+    )
+    doc = SourceDoc(
+        "a", "2", "2", "layer1_sources/a/2.md", "Axis Setup", {}, body, "x", tuple(split_sections(body))
+    )
+    labelled = [k for k, _, _ in in_context(device_facts(device, [doc]), {doc.path: doc}, names, set())]
+    assert labelled == [
+        "Required hardware (Axis Setup)",
+        "Calibration object (Place the calibration objects)",
+    ]
 
 
 def test_the_glossary_says_what_it_is_and_links_each_term_that_has_a_page(wiki: Path) -> None:

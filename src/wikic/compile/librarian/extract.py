@@ -15,6 +15,7 @@ from ...core.facts import facts as field_facts
 from ...core.facts import field_label, format_value, is_unknown, plural_stem, prose_fields, restated_field
 from ...core.markdown import (
     IMAGE_MARKUP,
+    STOPWORDS,
     Section,
     code_lines,
     heading,
@@ -23,6 +24,7 @@ from ...core.markdown import (
     readable,
     split_sentences,
     table_cells,
+    unnumbered,
     words,
 )
 from ...core.models import SourceDoc
@@ -615,11 +617,27 @@ def in_context(
     for key, value, cite in facts:
         doc = docs.get(cite.path) if cite.path not in own else None
         section = doc.section(cite.anchor) if doc and cite.anchor else None
-        heading = " ".join(plain_inline(section.heading).split()) if section else ""
+        heading = _context(doc, section) if section else ""
         if heading and not mentions(heading, names) and heading.lower() not in key.lower():
             key = f"{key} ({heading})"
         out.append((key, value, cite))
     return out
+
+
+# headings that say where a section stands, not what it is about ('How it works', 'Overview')
+_PLACE_WORDS = frozenset(
+    "works overview details introduction intro summary notes general background more".split()
+)
+
+
+def _context(doc: SourceDoc, section: Section) -> str:
+    """What a table's section is about, as a label's context: its heading without a step's
+    number ('Step 1: Place the calibration objects' → 'Place the calibration objects'), or its
+    document's title when the heading only says where it stands ('How it works' of 'Axis Setup')."""
+    said = unnumbered(" ".join(plain_inline(section.heading).split()))
+    if said and all(w in STOPWORDS or w in _PLACE_WORDS for w in words(said)):
+        return " ".join(plain_inline(doc.title).split())
+    return said
 
 
 def facts_table(facts: list[tuple[str, str, Citation]]) -> Block | None:

@@ -44,7 +44,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-8"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-9"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
