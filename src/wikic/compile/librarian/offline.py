@@ -44,7 +44,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-9"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-10"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -159,7 +159,10 @@ def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...
         and not b.text.startswith(FIXED_PREFIXES)
     ]
     texts = [job.spec.title, *entries, *entries, *entries]  # the page's entries (a crop, an FAQ) weigh thrice
-    texts += [s.text for b in blocks if b.kind in ("para", "bullets", "steps") for s in b.sentences]
+    # as read: a link's target ('../entries/…') is no word of the page
+    texts += [
+        plain_inline(s.text) for b in blocks if b.kind in ("para", "bullets", "steps") for s in b.sentences
+    ]
     return keywords(texts, n=KEYWORDS, extra=tuple(names), vocabulary=job.vocabulary)
 
 
