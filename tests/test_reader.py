@@ -833,3 +833,17 @@ def test_a_step_shown_apart_from_its_procedure_is_headed_without_its_number(wiki
         genesis = pages(wiki).get("wiki/devices/farmbot-genesis.md", "")
         trouble = genesis.partition("## Troubleshooting the FarmBot Genesis")[2].partition("\n## ")[0]
         assert "### Check for blocked ports" in trouble
+
+
+def test_every_index_keyword_is_a_word_the_page_shows(wiki: Path) -> None:
+    """A keyword is a word a reader finds on the page (or in its title), never a word of a link's
+    target: 'entries' was a keyword of every directory, mined from '../entries/…'."""
+    missing = []
+    for path, text in pages(wiki).items():
+        if path.startswith("wiki/index") or path == "wiki/log.md":
+            continue
+        meta = yaml.safe_load(text.split("---\n")[1])
+        shown = set(words(" ".join(plain_inline(line) for line in body_lines(text)) + " " + meta["title"]))
+        for keyword in meta.get("keywords") or ():
+            missing += [(path, keyword) for w in words(keyword) if w not in shown]
+    assert missing == []
