@@ -847,3 +847,28 @@ def test_every_index_keyword_is_a_word_the_page_shows(wiki: Path) -> None:
         for keyword in meta.get("keywords") or ():
             missing += [(path, keyword) for w in words(keyword) if w not in shown]
     assert missing == []
+
+
+def test_a_repeat_another_sentence_refers_back_to_stays() -> None:
+    """Two sections that open with the same sentence ('This white LED (Genesis kits only) is user
+    controllable.'): the second copy went, and left 'It is connected to pin 13.' pointing at
+    nothing. A repeat the next sentence refers back to stays; one nothing refers to still goes."""
+    from wikic.compile.draft import Block, Citation, Sentence
+    from wikic.compile.finish import merge_repeats
+
+    a, b = Citation("layer1_sources/a/1.md", "led-3"), Citation("layer1_sources/a/1.md", "led-4")
+    same = "This white LED (Genesis kits only) is user controllable."
+    blocks = [
+        Block("heading", text="LED 3", level=2),
+        Block("para", sentences=(Sentence(same, (a,)), Sentence("It is connected to pin 12.", (a,)))),
+        Block("heading", text="LED 4", level=2),
+        Block("para", sentences=(Sentence(same, (b,)), Sentence("It is connected to pin 13.", (b,)))),
+        Block("heading", text="LED 5", level=2),
+        Block("para", sentences=(Sentence(same, (b,)), Sentence("Pin 14 drives the buzzer.", (b,)))),
+    ]
+    said = [[s.text for s in x.sentences] for x in merge_repeats(blocks) if x.kind == "para"]
+    assert said == [
+        [same, "It is connected to pin 12."],
+        [same, "It is connected to pin 13."],
+        ["Pin 14 drives the buzzer."],
+    ]
