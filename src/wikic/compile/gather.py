@@ -3,9 +3,10 @@
 The plan picks, per device, the sections of its sources that name it (``gather``) and files each
 under a facet (``facet_of``): specifications, set-up, use, maintenance, troubleshooting, FAQs. The
 librarian quotes from each section the units that are about the device (``about_units``): the
-whole section when its heading names the device, else each sentence naming it (with the sentence
-after it when that one goes on about it: 'It …', 'This …'), and every list, step list or table
-naming it, whole.
+whole section when its heading names the device, or when it is a procedure or an answer of a
+source about the device (a field lists its id, or its title names it); else each sentence naming
+it (with the sentence after it when that one goes on about it: 'It …', 'This …'), and every list,
+step list or table naming it, whole.
 """
 
 from __future__ import annotations
@@ -173,9 +174,10 @@ def whole_facet(doc: SourceDoc, facet: str) -> bool:
 def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "") -> list[Block]:
     """What a section says about the device, in whole units: all of it when its heading names the
     device, or when it is a procedure or an answer (``whole_facet``) of a document about the
-    device (``about_device``); else each sentence naming it (and the next one when it goes on about it), each list or
-    step list naming it, and each table with a row or a column of its own, whole (up to
-    ``MAX_LIST`` items or rows); never a sentence that names another device first."""
+    device (``about_device``); else each sentence naming it (and the next one when it goes on
+    about it), each list or step list naming it, and each table with a row or a column of its
+    own, whole (up to ``MAX_LIST`` items or rows); never a sentence that names another device
+    first."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     blocks = section_content(doc, section)
     if names_it(section.heading, named, other):
