@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..compile.citations import stem
@@ -590,10 +590,16 @@ class Candidate:
 
 
 def candidate_units(
-    scorer: Scorer, docs: dict[str, SourceDoc], refs: Sequence[str], superseded: dict[str, str] | None = None
+    scorer: Scorer,
+    docs: dict[str, SourceDoc],
+    refs: Sequence[str],
+    superseded: dict[str, str] | None = None,
+    outdated: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Candidate]:
     """Every unit of the first ``DOCS`` documents the refs name, with its section's rank; never
-    one of a section a newer document replaces (``superseded``, as ``versions.supersession``)."""
+    one of a section a newer document replaces (``superseded``, as ``versions.supersession``),
+    nor a sentence a newer source changed (``outdated``: {path: sentences}, the compile's
+    timeline): an answer states what holds now."""
     ranks: dict[str, int] = {}
     for rank, ref in enumerate(refs):
         ranks.setdefault(ref, rank)
@@ -619,8 +625,16 @@ def candidate_units(
             ref = path + (f"#{s.anchor}" if s.anchor else "")
             rank = ranks.get(ref, len(refs) + first)
             text = " ".join([doc.title, *s.path, plain_inline(s.text)])
-            out += [Candidate(u, rank, text, named) for u in section_units(doc, s)]
+            stale = (outdated or {}).get(path, frozenset())
+            units = [u for u in section_units(doc, s) if not (stale and _said(u) in stale)]
+            out += [Candidate(u, rank, text, named) for u in units]
     return out
+
+
+def _said(unit: Unit) -> str:
+    """A sentence unit as the compile's timeline quotes it (inline Markdown out, spaces collapsed);
+    '' for the other kinds, which no timeline holds."""
+    return " ".join(plain_inline(unit.text).split()) if unit.kind == "sentence" else ""
 
 
 def compose(
@@ -629,6 +643,7 @@ def compose(
     refs: Sequence[str],
     weight: Callable[[str], float],
     superseded: dict[str, str] | None = None,
+    outdated: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Unit]:
     """The units an answer states: the best one (a numbered list whole, a fact list with the
     facts that answer first), then the rest of its section when that is short, then other units
@@ -636,7 +651,7 @@ def compose(
     yet say (question words no chosen unit holds: the other half of 'X, and Y?', the second of
     two things compared) scores higher as support, so an answer covers the whole question."""
     scorer = Scorer(question, weight)
-    candidates = candidate_units(scorer, docs, refs, superseded)
+    candidates = candidate_units(scorer, docs, refs, superseded, outdated)
     scored = _scored(scorer, candidates)
     if not scored or scored[0][0] <= 0:
         return []
