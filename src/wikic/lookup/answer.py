@@ -30,7 +30,15 @@ from dataclasses import dataclass
 
 from ..compile.citations import stem
 from ..compile.versions import is_superseded
-from ..core.facts import NAME_FIELDS, aliases, facts, plural_stem, prose_fields, restated_field
+from ..core.facts import (
+    NAME_FIELDS,
+    TAXONOMY,
+    aliases,
+    facts,
+    plural_stem,
+    prose_fields,
+    restated_field,
+)
 from ..core.markdown import (
     STOPWORDS,
     Section,
@@ -175,7 +183,7 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 _STEP = re.compile(r"^\*\*\s*Step\s+(\d+)\s*:?\s*\*\*\s*:?\s*(.*)$", re.IGNORECASE)
 _CALLOUT = re.compile(r"^\*\*([^*]{1,80}?)[.:]?\*\*\s+(?=[A-Z0-9])(.*)$")
 # Fields that file a record under a heading rather than state something about its subject.
-CLASSIFYING = frozenset({"tags", "keywords", "category", "categories", "section", "topics"})
+CLASSIFYING = TAXONOMY | {"keywords"}  # where a record is filed ('Products: grove-6'): no answer
 # A value that locates the record rather than stating a fact: a URL or a path ('v15/app').
 _LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z]{3})\S*/\S*)$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)

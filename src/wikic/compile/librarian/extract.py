@@ -10,9 +10,17 @@ from collections import Counter
 from itertools import chain
 
 from ...core.bm25 import tokens
+from ...core.facts import (
+    TAXONOMY,
+    field_label,
+    format_value,
+    is_unknown,
+    plural_stem,
+    prose_fields,
+    restated_field,
+)
 from ...core.facts import aliases as field_aliases
 from ...core.facts import facts as field_facts
-from ...core.facts import field_label, format_value, is_unknown, plural_stem, prose_fields, restated_field
 from ...core.markdown import (
     IMAGE_MARKUP,
     STOPWORDS,
@@ -311,12 +319,6 @@ def home_blocks(
     if fact_list is not None and not infobox:  # a few labels (category, tags) close the entry
         blocks.append(fact_list)
     return blocks
-
-
-TAXONOMY = frozenset(
-    "category categories tags tag labels label section sections product products type types topics "
-    "collection collections kind group".split()
-)  # fields that say where a record is filed, not what it says
 
 
 def taxonomy_fields(doc: SourceDoc) -> tuple[str, ...]:
