@@ -70,8 +70,12 @@ def test_ask_states_nothing_a_newer_source_changed_and_where_each_line_was_read(
         changed = " ".join(lookup.outdated.get("layer1_sources/blog/returns-45-days.md", ()))
         assert "45 days from delivery" in changed
         answer = lookup.answer("What is the return policy?")
+        alert = lookup.answer("When does the low-water alert trigger?")
     finally:
         lookup.close()
+    # 'Until now, the low-water alert triggered once, when the tank reached 20%.' tells the past
+    assert "15%" in alert.sentences[0].text or "15%" in alert.sentences[1].text
+    assert not any(s.text.startswith("Until now") for s in alert.sentences)
     said = " ".join(s.text for s in answer.sentences)
     assert "within 60 days of delivery" in said and "45 days from delivery" not in said
     pages = [s.page for s in answer.sentences]

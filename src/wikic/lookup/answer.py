@@ -634,15 +634,22 @@ def candidate_units(
             rank = ranks.get(ref, len(refs) + first)
             text = " ".join([doc.title, *s.path, plain_inline(s.text)])
             stale = (outdated or {}).get(path, frozenset())
-            units = [u for u in section_units(doc, s) if not (stale and _said(u) in stale)]
+            units = [u for u in section_units(doc, s) if not _past(u, stale)]
             out += [Candidate(u, rank, text, named) for u in units]
     return out
 
 
-def _said(unit: Unit) -> str:
-    """A sentence unit as the compile's timeline quotes it (inline Markdown out, spaces collapsed);
-    '' for the other kinds, which no timeline holds."""
-    return " ".join(plain_inline(unit.text).split()) if unit.kind == "sentence" else ""
+# a sentence that says it tells what held before ('Until now, the alert triggered at 20%.')
+_PAST = re.compile(r"^(?:until now|until today|up to now|previously|formerly|in the past|originally)\b", re.I)
+
+
+def _past(unit: Unit, stale: frozenset[str]) -> bool:
+    """Whether a sentence unit states what no longer holds: a newer source changed it (``stale``,
+    as the compile's timeline quotes them), or it says it tells the past."""
+    if unit.kind != "sentence":
+        return False
+    said = " ".join(plain_inline(unit.text).split())
+    return said in stale or bool(_PAST.match(said))
 
 
 def compose(
