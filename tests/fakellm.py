@@ -35,8 +35,10 @@ import re
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from apiserver import QuietServer
 
 from wikic.compile.librarian.extract import prose_units
 
@@ -173,8 +175,7 @@ def raw_newlines(args: dict[str, Any]) -> str:
     return json.dumps(args).replace(". ", ".\\n").replace("\\n", "\n")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(QuietServer):
     allow_reuse_address = True
 
 

@@ -95,6 +95,8 @@ def test_fact_units_name_the_subject_and_skip_record_fields():
         image="/crops/carrot.jpg",
         description="A root.",
         common_names=["Karotte"],
+        products=["grove-6", "canopy-12"],  # where the record is filed: no answer says it
+        tags=["roots"],
     )
     [facts] = fact_units(doc)
     assert facts.text == (

@@ -61,6 +61,40 @@ def test_ask_states_what_holds_now_not_a_superseded_version(example):
     assert any(c.startswith("layer1_sources/faq/return-policy-2026.md") for c in cites)
 
 
+def test_ask_states_nothing_a_newer_source_changed_and_where_each_line_was_read(compiled_example):
+    """'you have 45 days from delivery' (a 2025 post that the 2026 policy changed: the wiki shows it
+    in a Superseded note) is no line of the answer; each line says the heading that shows its
+    section, not a 'Filed under' table citing every entry of the page."""
+    lookup = Lookup(compiled_example)
+    try:
+        changed = " ".join(lookup.outdated.get("layer1_sources/blog/returns-45-days.md", ()))
+        assert "45 days from delivery" in changed
+        answer = lookup.answer("What is the return policy?")
+        alert = lookup.answer("When does the low-water alert trigger?")
+    finally:
+        lookup.close()
+    # 'Until now, the low-water alert triggered once, when the tank reached 20%.' tells the past
+    assert "15%" in alert.sentences[0].text or "15%" in alert.sentences[1].text
+    assert not any(s.text.startswith("Until now") for s in alert.sentences)
+    said = " ".join(s.text for s in answer.sentences)
+    assert "within 60 days of delivery" in said and "45 days from delivery" not in said
+    pages = [s.page for s in answer.sentences]
+    assert pages and all(p.startswith("wiki/") and not p.endswith("#filed-under") for p in pages), pages
+
+
+def test_a_section_is_read_in_the_heading_that_shows_it() -> None:
+    from wikic.lookup.fuse import read_in
+    from wikic.lookup.search import Hit
+
+    ref = "layer1_sources/faq/a.md#what-is-it"
+    table = Hit("page", "wiki/topics/t.md", "filed-under", "Filed under", "T", 1.0, "", (ref,))
+    shown = Hit("page", "wiki/topics/t.md", "what-is-it-2026-01-15", "What is it?", "T", 0.5, "", (ref,))
+    other = "layer1_sources/faq/b.md#x"
+    assert read_in([table, shown]) == {ref: shown.target}
+    best = Hit("page", "wiki/p.md", "x-y", "X", "P", 1.0, "", (other,))
+    assert read_in([best, table])[other] == "wiki/p.md#x-y"  # no heading shows it: the best citing it
+
+
 def _source(title: str, body: str, meta: str = "") -> str:
     return f"---\ntitle: {title}\n{meta}---\n\n# {title}\n\n{body}\n"
 

@@ -186,6 +186,20 @@ def test_a_common_word_is_no_name() -> None:
     ]
 
 
+def test_a_name_broken_by_a_bracket_links_nothing() -> None:
+    """'Express (XL)' in a table row is the Express XL written another way: it linked as
+    '[Express (XL](…))', a link cut by its own bracket. It links nothing now; 'Express XL' and
+    'Express-XL' still link."""
+    targets = {key_of(n): Target(f"wiki/devices/{n}.md") for n in ("Express", "Express XL")}
+    names = Names(targets)
+    assert names.spans("Express (XL) v1.0") == []
+    assert [key for *_, key in names.spans("The Express XL and the Express-XL")] == [key_of("Express XL")] * 2
+    assert [key for *_, key in names.spans("The Express and the XL")] == [key_of("Express")]
+    basil = "Purple Basil 'Dark Opal'"  # a name that opens a quotation links with its closing mark
+    quoted = Names({key_of(basil): Target("wiki/entries/purple-basil.md")})
+    assert [text[a:b] for text in (f"| {basil} | medium",) for a, b, _ in quoted.spans(text)] == [basil]
+
+
 def test_links_are_names_not_common_words(wiki: Path) -> None:
     """No link in a page's text is a word written as a word ('point', 'tool', 'help') pointing at
     a page titled with one word, or at one of those app pages (entry pages of a crop or a plant
@@ -445,6 +459,9 @@ def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
         first = next(line for line in body_lines(text) if line.strip() and not line.startswith("#"))
         if types[path] == "topic":
             assert topic.match(first), (path, first)
+            title = yaml.safe_load(text.split("---\n")[1])["title"]
+            listed = first.strip("*").partition(": ")[2].split(" · ")
+            assert title not in listed, (path, first)  # 'Troubleshooting: Troubleshooting · …'
         else:
             assert "In this guide: " in first and "across the knowledge base" not in first, (path, first)
 
@@ -571,6 +588,20 @@ def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about()
         "Area",
     ]
     assert all(isinstance(c, Citation) for _, _, c in facts)
+    # a heading that only says where a table stands gives way to its document's title, and a
+    # step's heading loses its number
+    body = (
+        "# Axis Setup\n\n## How it works\n\n|Model|Required hardware|\n|---|---|\n|Express|Stall detection|\n\n"
+        "## Step 1: Place the calibration objects\n\n|Kit|Calibration object|\n|---|---|\n|Express|A card|\n"
+    )
+    doc = SourceDoc(
+        "a", "2", "2", "layer1_sources/a/2.md", "Axis Setup", {}, body, "x", tuple(split_sections(body))
+    )
+    labelled = [k for k, _, _ in in_context(device_facts(device, [doc]), {doc.path: doc}, names, set())]
+    assert labelled == [
+        "Required hardware (Axis Setup)",
+        "Calibration object (Place the calibration objects)",
+    ]
 
 
 def test_the_glossary_says_what_it_is_and_links_each_term_that_has_a_page(wiki: Path) -> None:
@@ -729,3 +760,115 @@ def test_a_line_break_reads_as_one_space() -> None:
     ('housing.<br><br>Mount') is one space too, so the cell reads as the cited section does."""
     assert plain_inline("AC 100-265V<br>50/60Hz") == "AC 100-265V 50/60Hz"
     assert plain_inline("housing.<br><br>Mount <BR/> it") == "housing. Mount it"
+
+
+def test_a_procedure_or_answer_about_the_device_is_quoted_whole_and_a_story_only_where_it_names_it() -> None:
+    """A source about the device (a field lists its id, or its title names it) gives its
+    procedures and answers whole: 'How do I clean the pump?' on the Canopy 12 page is the whole
+    answer, not its one sentence naming the Canopy 12. A story about it gives what it says of
+    the device, not its teacher's introduction."""
+    from wikic.compile.gather import about_device, about_units
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    def doc(title: str, meta: dict, body: str) -> SourceDoc:
+        return SourceDoc(
+            "d", "1", "1", "layer1_sources/d/1.md", title, meta, body, "x", tuple(split_sections(body))
+        )
+
+    device = {"id": "canopy-12", "title": "Canopy 12", "match": ["Canopy 12"], "others": ["Grove 6"]}
+    faq = doc(
+        "How do I clean the pump?",
+        {"products": ["grove-6", "canopy-12"]},
+        "# How do I clean the pump?\n\nThe Canopy 12 pump sits under a screen. Unplug the garden.\n\n"
+        "Pull the screen up. Rinse it.\n",
+    )
+    story = doc(
+        "A classroom garden",
+        {"products": ["canopy-12"]},
+        "# A classroom garden\n\nI teach science. We bought a Canopy 12 for the room.\n",
+    )
+    other = doc("Meet the Grove 6", {}, "# Meet the Grove 6\n\nThe Grove 6 and Canopy 12 share a pump.\n")
+    assert about_device(faq, device) and about_device(story, device) and not about_device(other, device)
+    said = [s.text for b in about_units(faq, faq.sections[0], device, "FAQs") for s in b.sentences]
+    assert said == [
+        "The Canopy 12 pump sits under a screen.",
+        "Unplug the garden.",
+        "Pull the screen up.",
+        "Rinse it.",
+    ]
+    for facet in ("Use", "Set-up"):  # a writer's own set-up is a story, not a procedure
+        told = [s.text for b in about_units(story, story.sections[0], device, facet) for s in b.sentences]
+        assert told == ["We bought a Canopy 12 for the room."]
+    # on the example wiki: the pump-cleaning answer and the algae procedure, whole
+    canopy = (REPO / "wiki/devices/canopy-12.md").read_text()
+    for sentence in ("Push the screen back until it clicks.", "Unplug the garden and empty the tank."):
+        assert sentence in canopy
+    assert "I teach fifth grade science" not in canopy
+
+
+def test_a_step_shown_apart_from_its_procedure_is_headed_without_its_number(wiki: Path) -> None:
+    """'Step 4: Check for blocked ports' quoted alone on a device page or a guide reads 'Check
+    for blocked ports': the number placed it in a procedure the page does not show. A section
+    of a source filed under troubleshooting is troubleshooting on a device page."""
+    from wikic.core.markdown import unnumbered
+
+    assert unnumbered("Step 4: Check for blocked ports") == "Check for blocked ports"
+    assert unnumbered("2. Lubricate the leadscrew") == "Lubricate the leadscrew"
+    assert unnumbered("Sequence 1: Plant one seed") == "Sequence 1: Plant one seed"
+    assert unnumbered("2024 results") == "2024 results"
+    types = kinds(wiki)
+    alone = []
+    for path, text in pages(wiki).items():
+        if types.get(path) not in ("guide", "device"):
+            continue
+        lines = text.split("\n")
+        for i, line in enumerate(lines):  # a heading followed by its source trail stands alone
+            heading = line.lstrip("# ")
+            trail = i + 2 < len(lines) and lines[i + 2].startswith("From: [")
+            if line.startswith("#") and trail and unnumbered(heading) != heading:
+                alone.append((path, line))
+    assert alone == []
+    if wiki.name != REPO.name:
+        genesis = pages(wiki).get("wiki/devices/farmbot-genesis.md", "")
+        trouble = genesis.partition("## Troubleshooting the FarmBot Genesis")[2].partition("\n## ")[0]
+        assert "### Check for blocked ports" in trouble
+
+
+def test_every_index_keyword_is_a_word_the_page_shows(wiki: Path) -> None:
+    """A keyword is a word a reader finds on the page (or in its title), never a word of a link's
+    target: 'entries' was a keyword of every directory, mined from '../entries/…'."""
+    missing = []
+    for path, text in pages(wiki).items():
+        if path.startswith("wiki/index") or path == "wiki/log.md":
+            continue
+        meta = yaml.safe_load(text.split("---\n")[1])
+        shown = set(words(" ".join(plain_inline(line) for line in body_lines(text)) + " " + meta["title"]))
+        for keyword in meta.get("keywords") or ():
+            missing += [(path, keyword) for w in words(keyword) if w not in shown]
+    assert missing == []
+
+
+def test_a_repeat_another_sentence_refers_back_to_stays() -> None:
+    """Two sections that open with the same sentence ('This white LED (Genesis kits only) is user
+    controllable.'): the second copy went, and left 'It is connected to pin 13.' pointing at
+    nothing. A repeat the next sentence refers back to stays; one nothing refers to still goes."""
+    from wikic.compile.draft import Block, Citation, Sentence
+    from wikic.compile.finish import merge_repeats
+
+    a, b = Citation("layer1_sources/a/1.md", "led-3"), Citation("layer1_sources/a/1.md", "led-4")
+    same = "This white LED (Genesis kits only) is user controllable."
+    blocks = [
+        Block("heading", text="LED 3", level=2),
+        Block("para", sentences=(Sentence(same, (a,)), Sentence("It is connected to pin 12.", (a,)))),
+        Block("heading", text="LED 4", level=2),
+        Block("para", sentences=(Sentence(same, (b,)), Sentence("It is connected to pin 13.", (b,)))),
+        Block("heading", text="LED 5", level=2),
+        Block("para", sentences=(Sentence(same, (b,)), Sentence("Pin 14 drives the buzzer.", (b,)))),
+    ]
+    said = [[s.text for s in x.sentences] for x in merge_repeats(blocks) if x.kind == "para"]
+    assert said == [
+        [same, "It is connected to pin 12."],
+        [same, "It is connected to pin 13."],
+        ["Pin 14 drives the buzzer."],
+    ]

@@ -25,7 +25,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from ..core.markdown import IMAGE_MARKUP, STOPWORDS, plain_inline
@@ -265,8 +265,11 @@ _MODEL = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z-]*\d(?:[\w.-]*\w)?")
 _CAPITAL = re.compile(r"(?<![^\W\d_])[A-Z][^\W\d_]*(?:['’][^\W\d_]+)*")
 
 
+@lru_cache(maxsize=4096)  # a sentence is read whole, by statement and by clause, often the same text
 def analyse(text: str, addresses: bool = True) -> Analysis:
-    """Analyse one run of text (a paragraph, a field, a sentence); nothing links across runs."""
+    """Analyse one run of text (a paragraph, a field, a sentence); nothing links across runs.
+    The result is shared by every caller that analyses the same text: never change it (``add`` it
+    to a new ``Analysis``, or ``replace`` what differs)."""
     a = Analysis()
     if addresses:
         a.addresses = {_address(m.group()) for m in _ADDRESS.finditer(text)}
@@ -335,6 +338,12 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
                 a.negations.append(Negation(left, frozenset(after), pair, phrase))
         a.directions |= _directions(sentence)
     return a
+
+
+@lru_cache(maxsize=4096)
+def _scanned(text: str) -> list[list[tuple[str, str, bool]]]:
+    """``text``'s words by fact, as ``scan`` reads them (shared by its callers: never change it)."""
+    return scan(reword(text), UNITS)
 
 
 def _said(sentence: list[Token], content: list[int], capital: set[int]) -> Said:
@@ -428,7 +437,7 @@ class Cited:
         """Per number of the cited text, the names (inside a sentence) of each fact it gives."""
         out: dict[str, list[frozenset[str]]] = {}
         for line in [*self._plain.split("\n"), *map(plain_inline, self._rest)]:
-            for names, _, value in facts(scan(reword(line), UNITS), _inside_name):
+            for names, _, value in facts(_scanned(line), _inside_name):
                 out.setdefault(value, []).append(frozenset(word_value(name_key(n)) for n in names))
         return out
 
@@ -657,20 +666,19 @@ class Verifier:
     def supports(self, plain: str, cites: tuple[Citation, ...]) -> Support:
         """The checks for a sentence that is not a verbatim quote."""
         source = self._analysis(cites)
-        said = analyse(plain)
-        whole = said
+        whole = analyse(plain)
+        said = whole
         parts = statements(plain)
         if len(parts) > 1:  # two sentences merged into one: numbers and negations read apart
             apart = Analysis()
             for part in parts:
                 apart.add(analyse(part, addresses=False))
-            said = analyse(plain)
-            said.quantities, said.sentences = apart.quantities, apart.sentences
+            said = replace(said, quantities=apart.quantities, sentences=apart.sentences)
         # a negation's and a direction word's neighbours are read within its clause
         within = Analysis()
         for part in clauses(plain):
             within.add(analyse(part, addresses=False))
-        said.negations, said.directions = within.negations, within.directions
+        said = replace(said, negations=within.negations, directions=within.directions)
         missing = sorted(a for a in said.addresses if not any(a in self.cited(c).raw for c in cites))
         if missing:
             return Support(False, f"{', '.join(missing)} does not occur in the cited text")
@@ -681,7 +689,7 @@ class Verifier:
         problem = (
             _quantity_problem(said, source.quantities)
             or _polarity_problem(said, source)
-            or _restatement_problem(said, whole, source)
+            or _restatement_problem(said.sentences, source, whole.sentences if len(parts) > 1 else [])
             or _direction_problem(said, source)
         )
         if problem:
@@ -711,7 +719,7 @@ class Verifier:
         it stands inside a sentence, where the cited text must write it with a capital too (the
         first word of a sentence is capitalised whatever it is)."""
         out: dict[str, bool] = {}
-        for part in scan(reword(plain), UNITS):
+        for part in _scanned(plain):
             for kind, value, first in part:
                 if kind == "name" and self.is_name(value, first):
                     key = name_key(value)
@@ -742,7 +750,7 @@ class Verifier:
     def _fact_problem(self, plain: str, cites: tuple[Citation, ...]) -> str | None:
         """Each number said of names as the cited text says it of them (where it says it of
         some name), and with two citations, a number and all it is said of from one section."""
-        for names, words, value in facts(scan(reword(plain), UNITS), _inside_name):
+        for names, words, value in facts(_scanned(plain), _inside_name):
             named = {word_value(name_key(n)) for n in names}
             held = [self.cited(c).facts.get(value) for c in cites]
             if named and any(held) and not any(h is None or _said_of(named, h) for h in held):
@@ -810,23 +818,23 @@ def _named(name: str, inside: bool, cited: Analysis) -> bool:
 def _name_pairs(text: str) -> set[tuple[str, str]]:
     """The words of a name of several words, pair by pair ('Verdant Feed')."""
     out = set()
-    for items in scan(reword(text), UNITS):
+    for items in _scanned(text):
         for (k1, a, _), (k2, b, _) in zip(items, items[1:]):
             if k1 == k2 == "name" and Verifier.is_name(a) and Verifier.is_name(b):
                 out.add((word_value(name_key(a)), word_value(name_key(b))))
     return out
 
 
-def _restatement_problem(said: Analysis, whole: Analysis, source: Analysis) -> str | None:
+def _restatement_problem(said: list[Said], source: Analysis, whole: list[Said] = ()) -> str | None:
     """A statement that restates a sentence of the cited text (nearly all of the words of each
     are the other's; the most alike such sentence) but negates other words, or has a direction
     word or a name that sentence does not have, or negates a word no sentence holding nearly
     all of its words negates: a 'not' left out or put in, 'top' for 'bottom', another
     product, even where another sentence of the section has the other word beside the same
-    words. ``said`` holds the statements of a sentence, ``whole`` the sentence, compared when
-    no statement restates a sentence on its own."""
+    words. ``said`` holds the statements of a sentence; ``whole``, when the sentence joins
+    several, it read whole, compared when no statement restates a sentence on its own."""
     restated = False
-    for statement in said.sentences:
+    for statement in said:
         if not statement.words:
             continue
         alike, holding = _alike(statement.words, source)
@@ -836,8 +844,8 @@ def _restatement_problem(said: Analysis, whole: Analysis, source: Analysis) -> s
             return f"it changes {'a negation' if negations else 'a word'} of the sentence of the cited text it restates"
         if holding and statement.negated - frozenset().union(*(s.negated for s in holding)):
             return "it adds a negation the cited text does not make"
-    if not restated and whole is not said:
-        return _restatement_problem(whole, whole, source)
+    if not restated and whole:
+        return _restatement_problem(whole, source)
     return None
 
 
@@ -913,7 +921,7 @@ def _name_contexts(text: str) -> set[tuple[tuple[str, str], ...]]:
     gives (introduced, Canopy). A side at the edge of the clause, or across a negation or a
     unit, is left out."""
     out = set()
-    for items in scan(reword(text), UNITS):
+    for items in _scanned(text):
         words = [(k, v, first) for k, v, first in items if v not in _SKIP]
         i = 0
         while i < len(words):

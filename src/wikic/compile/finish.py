@@ -4,6 +4,7 @@ A page is never written half-valid."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from .citations import Verifier
@@ -170,6 +171,7 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
                 first[key] = (bi, si)
     kept = _whole_sections(blocks, {at for at, _ in repeats})
     drop = {at for at, _ in repeats} - kept | _again_within(blocks, kept)
+    drop -= _referred_back(blocks, drop)
     if not drop:
         return blocks
     extra: dict[tuple[int, int], list] = {}
@@ -189,6 +191,24 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         if sentences:
             out.append(replace(b, sentences=sentences))
     return prune(out)
+
+
+# a sentence that opens with one of these goes on about what the sentence before it said
+_REFERS_BACK = re.compile(
+    r"^(?:it|its|it's|this|these|those|they|their|them|he|she|his|her)\b", re.IGNORECASE
+)
+
+
+def _referred_back(blocks: list[Block], drop: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The repeats a kept sentence right after them refers back to ('This white LED … It is
+    connected to pin 13.'): dropped, they would leave 'It' pointing at nothing."""
+    out: set[tuple[int, int]] = set()
+    for bi, si in sorted(drop, reverse=True):  # from the end: a chain of them stays together
+        after, sentences = (bi, si + 1), blocks[bi].sentences
+        shown = si + 1 < len(sentences) and (after not in drop or after in out)
+        if shown and _REFERS_BACK.match(sentences[si + 1].text.lstrip("*_ ")):
+            out.add((bi, si))
+    return out
 
 
 def _again_within(blocks: list[Block], kept: set[tuple[int, int]]) -> set[tuple[int, int]]:

@@ -3,9 +3,10 @@
 The plan picks, per device, the sections of its sources that name it (``gather``) and files each
 under a facet (``facet_of``): specifications, set-up, use, maintenance, troubleshooting, FAQs. The
 librarian quotes from each section the units that are about the device (``about_units``): the
-whole section when its heading names the device, else each sentence naming it (with the sentence
-after it when that one goes on about it: 'It …', 'This …'), and every list, step list or table
-naming it, whole.
+whole section when its heading names the device, or when it is a procedure or an answer of a
+source about the device (a field lists its id, or its title names it); else each sentence naming
+it (with the sentence after it when that one goes on about it: 'It …', 'This …'), and every list,
+step list or table naming it, whole.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from functools import lru_cache
 
 from ..core.markdown import Section, plain_inline, words
 from ..core.models import SourceDoc
+from ..core.words import FIRST_PERSON
 from .draft import Block, Sentence
 from .librarian.extract import section_content
 
@@ -47,13 +49,15 @@ MAX_LIST = 15  # a list or table naming the device is quoted whole up to this ma
 
 
 def facet_of(doc: SourceDoc, section: Section) -> str:
-    """The facet a section of a source belongs to on an entity page, by the words of its headings,
-    its document's title (then its category), troubleshooting first ('Step 2' of 'Camera
-    Troubleshooting' is troubleshooting, not set-up)."""
+    """The facet a section of a source belongs to on an entity page: by its document's category
+    when that names one (the source's own filing: 'Step 4: Check for blocked ports' of
+    'Connecting FarmBot to the Internet' filed under Troubleshooting is troubleshooting), else by
+    the words of its headings and its document's title, troubleshooting first ('Step 2' of
+    'Camera Troubleshooting' is troubleshooting, not set-up)."""
     category = " ".join(
         str(v) for k in ("category", "section") for v in [doc.meta.get(k)] if isinstance(v, str)
     ).replace("/", " ")
-    for text in (f"{' '.join(section.path)} {doc.title}", category):
+    for text in (category, f"{' '.join(section.path)} {doc.title}"):
         found = set(words(text))
         found |= {w[:-1] for w in found if w.endswith("s")}
         for facet in ("Troubleshooting", "Maintenance", "Set-up", "Specifications"):
@@ -139,15 +143,47 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
 _GOES_ON = re.compile(r"^(?:it|its|this|these|they|their|the kit|the bot)\b", re.IGNORECASE)
 
 
-def about_units(doc: SourceDoc, section: Section, device: dict) -> list[Block]:
+def about_device(doc: SourceDoc, device: dict) -> bool:
+    """Whether a whole document is about the device: a field of its record lists the device's id
+    (``products: [grove-6, canopy-12]``), or its title names the device and no other ('How does
+    the Canopy 12 camera time-lapse work?'). Its sections are then quoted whole on the device's
+    page: an answer or a procedure, not its one sentence that happens to name the device."""
+    key = str(device.get("id") or "").lower()
+    for name, value in doc.meta.items():
+        if name in ("id", "record_id", "layer0", "generated_by"):
+            continue
+        values = value if isinstance(value, list) else [value]
+        if key and any(isinstance(v, str) and v.lower() == key for v in values):
+            return True
+    named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
+    return names_it(doc.title, named, other) and not names_another(doc.title, device)
+
+
+# what a reader comes to a device page to do: a procedure of these is quoted whole, not the one
+# sentence of it that names the device ('On the Grove 6 and Canopy 12, rinse the screen too.')
+WHOLE_FACETS = frozenset({"Set-up", "Maintenance", "Troubleshooting"})
+
+
+def whole_facet(doc: SourceDoc, facet: str) -> bool:
+    """Whether a section of ``facet`` is quoted whole from a document about the device: a
+    procedure (set-up, maintenance, troubleshooting) or an answer (a document titled as a
+    question); a story's other sections give only what they say of the device."""
+    return facet in WHOLE_FACETS or doc.title.rstrip().endswith("?")
+
+
+def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "") -> list[Block]:
     """What a section says about the device, in whole units: all of it when its heading names the
-    device; else each sentence naming it (and the next one when it goes on about it), each list or
-    step list naming it, and each table with a row or a column of its own, whole (up to
-    ``MAX_LIST`` items or rows); never a sentence that names another device first."""
+    device, or when it is a procedure or an answer (``whole_facet``) of a document about the
+    device (``about_device``); else each sentence naming it (and the next one when it goes on
+    about it), each list or step list naming it, and each table with a row or a column of its
+    own, whole (up to ``MAX_LIST`` items or rows); never a sentence that names another device
+    first."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     blocks = section_content(doc, section)
     if names_it(section.heading, named, other):
         return blocks
+    if whole_facet(doc, facet) and about_device(doc, device) and not FIRST_PERSON.search(section.text):
+        return blocks  # a procedure or an answer; a writer's own story gives only what names the device
     out: list[Block] = []
     for n, b in enumerate(blocks):
         introduced = (

@@ -94,6 +94,9 @@ class Names:
                 key = tuple(stems[i : i + size])
                 if len(key) == size and key in targets:
                     toks = toks or list(_WORD.finditer(text))
+                    if _broken(text, toks[i : i + size]):  # 'Express (XL)': the longer name, oddly
+                        taken = i + size  # written; neither it nor a shorter one links there
+                        break
                     last = toks[i + size - 1]
                     after = toks[i + size] if i + size < n else None
                     verb = (
@@ -103,7 +106,7 @@ class Names:
                     )
                     common = key in self.proper and not _written_as_name(text, toks[i])
                     if not verb and not common and not _continued(text, last, after):
-                        out.append((toks[i].start(), last.end(), key))
+                        out.append((toks[i].start(), _closed(text, toks[i].start(), last.end()), key))
                     taken = i + size
                     break
         return out
@@ -111,6 +114,25 @@ class Names:
     def keys_in(self, text: str) -> set[tuple[str, ...]]:
         """The names in ``text`` (``spans`` without positions, for scanning whole documents)."""
         return {key for _, _, key in self.spans(text)} if self.targets else set()
+
+
+_QUOTES = "'\"‘’“”"
+
+
+def _broken(text: str, words: list[re.Match]) -> bool:
+    """Whether anything but spaces, a hyphen or a quotation mark stands between the words of a
+    name as written."""
+    return any(text[a.end() : b.start()].strip(" -\u00a0" + _QUOTES) for a, b in zip(words, words[1:]))
+
+
+def _closed(text: str, start: int, end: int) -> int:
+    """The end of a name that opens a quotation ("Purple Basil 'Dark Opal'"), past the mark
+    that closes it, so the link holds both marks."""
+    for mark, close in (("'", "'"), ("‘", "’"), ("“", "”"), ('"', '"')):
+        opened = text.count(mark, start, end) - (text.count(close, start, end) if close != mark else 0)
+        if (opened % 2 if close == mark else opened > 0) and text.startswith(close, end):
+            return end + 1
+    return end
 
 
 _OPENS = re.compile(r"(?:^|[.!?:;—–]|\s-|\n)[\s\"'(\[*_>#-]*$")  # after a full stop, a dash, a line break

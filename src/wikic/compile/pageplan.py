@@ -17,9 +17,10 @@ from ..core.errors import ConfigError
 from ..core.facts import facts as field_facts
 from ..core.facts import field_label, is_bookkeeping, is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
-from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable
+from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable, unnumbered
 from ..core.models import SourceDoc
 from ..core.pool import each
+from ..core.words import FIRST_PERSON
 from . import grouping, guides, versions
 from .corpus import Corpus
 from .disagreements import Disagreement, disagreements
@@ -599,8 +600,12 @@ def contents_line(titles: list[str]) -> str:
 def topic_about(title: str, members: list[SourceDoc]) -> str:
     """A topic page's opening line: what it covers, by its entries' titles ('Watering: how long
     does a full water tank last? · …'), or by the headings of its one entry when that entry is
-    the page's namesake ('Seeds: Pelleted seeds · Vining crops'); never a count of records."""
+    the page's namesake ('Seeds: Pelleted seeds · Vining crops'); never a count of records. The
+    namesake among several entries is not listed ('Troubleshooting: Troubleshooting · …')."""
     titles = [d.title for d in members]
+    others = [t for t in titles if t.casefold() != title.casefold()]
+    if others and len(others) < len(titles):
+        titles = others
     if titles == [title]:
         heads = [s.heading for s in members[0].sections if s.heading and s.heading != title]
         titles = list(dict.fromkeys(" ".join(plain_inline(h).split()) for h in heads))
@@ -633,9 +638,8 @@ def guide_covers(sections: list[tuple[str, str]], by_path: dict[str, SourceDoc])
         doc = by_path.get(path)
         section = doc.section(anchors[0]) if doc is not None and len(anchors) == 1 else None
         if doc is not None:
-            heads.append(
-                " ".join(plain_inline(section.heading if section and section.heading else doc.title).split())
-            )
+            shown = unnumbered(section.heading) if section and section.heading else doc.title
+            heads.append(" ".join(plain_inline(shown).split()))
     return "In this guide: " + contents_line(list(dict.fromkeys(heads))).removeprefix(CONTENTS_PREFIX)
 
 
@@ -885,11 +889,6 @@ def defining_sentence(device: dict, docs: list[SourceDoc]) -> tuple[str, str, st
     return None
 
 
-# A writer speaking for themself ('… and I cut it at around nine days') tells a story, not what
-# a term means.
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|[Mm]y|[Mm]e)\b")
-
-
 def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -> list[list[str]]:
     """[term, path, anchor, definition] of every sentence that says what a named thing is
     ('Chervil is a delicate French herb …' → 'Chervil', 'a delicate French herb …')."""
@@ -903,7 +902,7 @@ def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -
             if (
                 term.split()[0].lower() in STOPWORDS
                 or not is_name(term)
-                or _FIRST_PERSON.search(m.group("what"))
+                or FIRST_PERSON.search(m.group("what"))
             ):
                 continue
             out.append([term, doc.path, anchor, m.group("what").rstrip(".") + "."])

@@ -256,7 +256,8 @@ def compile_wiki(
             else:
                 drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
                 publish(root, inputs, work, drafted, schema, report, jobs)
-                update_index(root, schema.semantic, work.docs, report, jobs)
+                outdated = {path: list(found) for path, found in work.plan.timeline.outdated.items()}
+                update_index(root, schema.semantic, work.docs, report, jobs, outdated)
     report.seconds = time.perf_counter() - started
     return report
 

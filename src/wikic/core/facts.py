@@ -60,6 +60,13 @@ UNITS = {
 }
 
 
+# fields that say where a record is filed, not what it says
+TAXONOMY = frozenset(
+    "category categories tags tag labels label section sections product products type types topics "
+    "collection collections kind group".split()
+)
+
+
 def label(name: str) -> str:
     """'row_spacing' → 'Row spacing' (the label transform gives a field in a details list)."""
     return name.replace("_", " ").replace("-", " ").strip().capitalize()

@@ -216,6 +216,16 @@ def table_cells(line: str) -> list[str]:
     return [plain_inline(c.strip().replace("\\|", "|")) for c in re.split(r"(?<!\\)\|", inner)]
 
 
+_STEP_NUMBER = re.compile(r"^(?:step\s+\d+\s*[:.)\-–—]|\d+[.)])\s+(?=\S)", re.IGNORECASE)
+
+
+def unnumbered(heading: str) -> str:
+    """A step's heading shown apart from its procedure, without the number that placed it there
+    ('Step 4: Check for blocked ports' → 'Check for blocked ports', '2. Lubricate the leadscrew'
+    → 'Lubricate the leadscrew'); other headings as they are."""
+    return _STEP_NUMBER.sub("", heading, count=1)
+
+
 @lru_cache(maxsize=1 << 15)
 def github_slug(heading: str) -> str:
     """The anchor GitHub gives a heading (before de-duplication).

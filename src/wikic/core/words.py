@@ -17,3 +17,8 @@ STOPWORDS = frozenset(
 
 def words(text: str) -> list[str]:
     return [w.lower() for w in WORD.findall(text)]
+
+
+# A writer speaking for themself ('… and I cut it at around nine days'): a story, not a definition
+# or a procedure.
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|[Mm]y|[Mm]e)\b")

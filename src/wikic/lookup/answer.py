@@ -25,12 +25,20 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..compile.citations import stem
 from ..compile.versions import is_superseded
-from ..core.facts import NAME_FIELDS, aliases, facts, plural_stem, prose_fields, restated_field
+from ..core.facts import (
+    NAME_FIELDS,
+    TAXONOMY,
+    aliases,
+    facts,
+    plural_stem,
+    prose_fields,
+    restated_field,
+)
 from ..core.markdown import (
     STOPWORDS,
     Section,
@@ -175,7 +183,7 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 _STEP = re.compile(r"^\*\*\s*Step\s+(\d+)\s*:?\s*\*\*\s*:?\s*(.*)$", re.IGNORECASE)
 _CALLOUT = re.compile(r"^\*\*([^*]{1,80}?)[.:]?\*\*\s+(?=[A-Z0-9])(.*)$")
 # Fields that file a record under a heading rather than state something about its subject.
-CLASSIFYING = frozenset({"tags", "keywords", "category", "categories", "section", "topics"})
+CLASSIFYING = TAXONOMY | {"keywords"}  # where a record is filed ('Products: grove-6'): no answer
 # A value that locates the record rather than stating a fact: a URL or a path ('v15/app').
 _LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z]{3})\S*/\S*)$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
@@ -590,10 +598,16 @@ class Candidate:
 
 
 def candidate_units(
-    scorer: Scorer, docs: dict[str, SourceDoc], refs: Sequence[str], superseded: dict[str, str] | None = None
+    scorer: Scorer,
+    docs: dict[str, SourceDoc],
+    refs: Sequence[str],
+    superseded: dict[str, str] | None = None,
+    outdated: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Candidate]:
     """Every unit of the first ``DOCS`` documents the refs name, with its section's rank; never
-    one of a section a newer document replaces (``superseded``, as ``versions.supersession``)."""
+    one of a section a newer document replaces (``superseded``, as ``versions.supersession``),
+    nor a sentence a newer source changed (``outdated``: {path: sentences}, the compile's
+    timeline): an answer states what holds now."""
     ranks: dict[str, int] = {}
     for rank, ref in enumerate(refs):
         ranks.setdefault(ref, rank)
@@ -619,8 +633,23 @@ def candidate_units(
             ref = path + (f"#{s.anchor}" if s.anchor else "")
             rank = ranks.get(ref, len(refs) + first)
             text = " ".join([doc.title, *s.path, plain_inline(s.text)])
-            out += [Candidate(u, rank, text, named) for u in section_units(doc, s)]
+            stale = (outdated or {}).get(path, frozenset())
+            units = [u for u in section_units(doc, s) if not _past(u, stale)]
+            out += [Candidate(u, rank, text, named) for u in units]
     return out
+
+
+# a sentence that says it tells what held before ('Until now, the alert triggered at 20%.')
+_PAST = re.compile(r"^(?:until now|until today|up to now|previously|formerly|in the past|originally)\b", re.I)
+
+
+def _past(unit: Unit, stale: frozenset[str]) -> bool:
+    """Whether a sentence unit states what no longer holds: a newer source changed it (``stale``,
+    as the compile's timeline quotes them), or it says it tells the past."""
+    if unit.kind != "sentence":
+        return False
+    said = " ".join(plain_inline(unit.text).split())
+    return said in stale or bool(_PAST.match(said))
 
 
 def compose(
@@ -629,6 +658,7 @@ def compose(
     refs: Sequence[str],
     weight: Callable[[str], float],
     superseded: dict[str, str] | None = None,
+    outdated: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Unit]:
     """The units an answer states: the best one (a numbered list whole, a fact list with the
     facts that answer first), then the rest of its section when that is short, then other units
@@ -636,7 +666,7 @@ def compose(
     yet say (question words no chosen unit holds: the other half of 'X, and Y?', the second of
     two things compared) scores higher as support, so an answer covers the whole question."""
     scorer = Scorer(question, weight)
-    candidates = candidate_units(scorer, docs, refs, superseded)
+    candidates = candidate_units(scorer, docs, refs, superseded, outdated)
     scored = _scored(scorer, candidates)
     if not scored or scored[0][0] <= 0:
         return []

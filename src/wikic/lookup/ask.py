@@ -149,6 +149,7 @@ class Lookup:
         self.index = index
         self.docs = Documents(self.index)
         self.superseded = self.index.superseded()  # old version → its replacement
+        self.outdated = self.index.outdated()  # path → its sentences a newer source changed
 
     def close(self) -> None:
         self.index.close()
@@ -232,7 +233,7 @@ class Lookup:
         """The answer's sentences: the units of the retrieved sections that hold it (see answer.py)."""
         out = []
         refs = self.current(found.ranked or found.refs)
-        for unit in compose(question, self.docs, refs, counts.weight, self.superseded):
+        for unit in compose(question, self.docs, refs, counts.weight, self.superseded, self.outdated):
             if suspicious(unit.text):  # a source instructing its reader is no answer
                 continue
             page = found.via.get(unit.ref, "")

@@ -105,7 +105,7 @@ def hybrid(got: Candidates, entities: Entities) -> Fused:
     unnamed = unnamed_entries(got, entities)
     lists: list[tuple[float, list[str]]] = []
     pages: list[str] = []
-    via: dict[str, str] = {}
+    headed: list[Hit] = []  # the page headings found, best first: where each section was read
     for n, (weight, text) in enumerate(texts):
         sources = got.hits("source", text, ORDER_DEPTH)
         order = ranks(sources)
@@ -116,15 +116,28 @@ def hybrid(got: Candidates, entities: Entities) -> Fused:
         lists.append((weight * WIKI_WEIGHT, flatten([h for h in found if h.anchor], order)))
         lists.append((weight * DOC_WEIGHT, doc_refs(got.ranked("doc", text), order)))
         pages += [h.path for h in whole]
-        for h in found:
-            for r in h.refs if h.anchor else ():
-                via.setdefault(r, h.target)
+        headed += [h for h in found if h.anchor]
         if n == 0:  # entities the question itself names, and what is nearest it by meaning
             lists.append((ENTITY_WEIGHT, entity_refs(entities, got.counts, text, order)))
             lists.append((DENSE_WEIGHT, flatten(got.hits(DENSE + "source", text, DEPTH)), DENSE_BONUS))
             lists.append((DENSE_DOC_WEIGHT, doc_refs(got.ranked(DENSE + "doc", text), order), DENSE_BONUS))
     first = flatten(got.hits("source", got.spelled, RAW_KEPT))
-    return Fused(keep_first(fuse_refs(lists), first), list(dict.fromkeys(pages)), via)
+    return Fused(keep_first(fuse_refs(lists), first), list(dict.fromkeys(pages)), read_in(headed))
+
+
+def read_in(hits: list[Hit]) -> dict[str, str]:
+    """{section ref: the page heading it was read in}: the heading that shows that section (its
+    anchor, or its anchor with a date: '…#what-is-the-return-policy'), else the best heading
+    citing it (not a 'Filed under' table that cites every entry of its page)."""
+    best: dict[str, str] = {}
+    shown: dict[str, str] = {}
+    for h in hits:
+        for r in h.refs:
+            best.setdefault(r, h.target)
+            anchor = r.partition("#")[2]
+            if anchor and h.anchor.startswith(anchor):
+                shown.setdefault(r, h.target)
+    return {**best, **shown}
 
 
 def routed(got: Candidates, entities: Entities) -> Fused:
@@ -147,10 +160,7 @@ def routed(got: Candidates, entities: Entities) -> Fused:
     )
     # and searches for what those pages miss, as the protocol says
     searched = hybrid(got, entities)
-    via = dict(searched.via)
-    for h in sections:
-        for r in h.refs:
-            via[r] = h.target
+    via = {**searched.via, **read_in(sections)}  # the opened pages first
     ranked = fuse_refs([(ROUTE_WEIGHT, found), (1.0, searched.ranked)])
     return Fused(ranked, list(dict.fromkeys([*chosen, *searched.pages])), via)
 

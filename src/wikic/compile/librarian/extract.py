@@ -10,11 +10,20 @@ from collections import Counter
 from itertools import chain
 
 from ...core.bm25 import tokens
+from ...core.facts import (
+    TAXONOMY,
+    field_label,
+    format_value,
+    is_unknown,
+    plural_stem,
+    prose_fields,
+    restated_field,
+)
 from ...core.facts import aliases as field_aliases
 from ...core.facts import facts as field_facts
-from ...core.facts import field_label, format_value, is_unknown, plural_stem, prose_fields, restated_field
 from ...core.markdown import (
     IMAGE_MARKUP,
+    STOPWORDS,
     Section,
     code_lines,
     heading,
@@ -23,6 +32,7 @@ from ...core.markdown import (
     readable,
     split_sentences,
     table_cells,
+    unnumbered,
     words,
 )
 from ...core.models import SourceDoc
@@ -311,12 +321,6 @@ def home_blocks(
     return blocks
 
 
-TAXONOMY = frozenset(
-    "category categories tags tag labels label section sections product products type types topics "
-    "collection collections kind group".split()
-)  # fields that say where a record is filed, not what it says
-
-
 def taxonomy_fields(doc: SourceDoc) -> tuple[str, ...]:
     return tuple(k for k in doc.meta if k in TAXONOMY)
 
@@ -498,7 +502,12 @@ def keywords(
     lowered = {w for x in texts for w in _LOWER_WORD.findall(x)}
     proper = capitalised - lowered - set(words(head))
     found = Counter(chain.from_iterable(map(tokens, texts)))  # each word tested once, not per use
-    counts = {t: c for t, c in found.items() if len(t) > 2 and _KEYWORD.match(t) and t not in proper}
+    # a placeholder ('farmbot-xxxx', 'aaaa') is no word: one letter repeated
+    counts = {
+        t: c
+        for t, c in found.items()
+        if len(set(t)) > 1 and len(t) > 2 and _KEYWORD.match(t) and t not in proper
+    }
     if vocabulary is not None:
         total, df = vocabulary.frequencies
         score = {t: (1 + math.log(c)) * math.log(1 + total / (1 + df.get(t, 0))) for t, c in counts.items()}
@@ -610,11 +619,27 @@ def in_context(
     for key, value, cite in facts:
         doc = docs.get(cite.path) if cite.path not in own else None
         section = doc.section(cite.anchor) if doc and cite.anchor else None
-        heading = " ".join(plain_inline(section.heading).split()) if section else ""
+        heading = _context(doc, section) if section else ""
         if heading and not mentions(heading, names) and heading.lower() not in key.lower():
             key = f"{key} ({heading})"
         out.append((key, value, cite))
     return out
+
+
+# headings that say where a section stands, not what it is about ('How it works', 'Overview')
+_PLACE_WORDS = frozenset(
+    "works overview details introduction intro summary notes general background more".split()
+)
+
+
+def _context(doc: SourceDoc, section: Section) -> str:
+    """What a table's section is about, as a label's context: its heading without a step's
+    number ('Step 1: Place the calibration objects' → 'Place the calibration objects'), or its
+    document's title when the heading only says where it stands ('How it works' of 'Axis Setup')."""
+    said = unnumbered(" ".join(plain_inline(section.heading).split()))
+    if said and all(w in STOPWORDS or w in _PLACE_WORDS for w in words(said)):
+        return " ".join(plain_inline(doc.title).split())
+    return said
 
 
 def facts_table(facts: list[tuple[str, str, Citation]]) -> Block | None:
@@ -680,9 +705,9 @@ def facts_comparison(
             hit = facts.get(f) or lowered.get(f.lower())
             cells.append(Cell(hit[0], (hit[1],)) if hit else Cell("—"))
         out.append(tuple(cells))
-    return Block(
-        "table", header=("Name", *(field_label(f) if "_" in f else f for f in fields)), rows=tuple(out)
-    )
+    # a field's name ('tank_capacity_l', 'connectivity') is labelled; a table's own header stays
+    labels = (field_label(f) if "_" in f or (f.islower() and " " not in f) else f for f in fields)
+    return Block("table", header=("Name", *labels), rows=tuple(out))
 
 
 def has_quotable(doc: SourceDoc) -> bool:

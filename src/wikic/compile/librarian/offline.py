@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ...core.facts import facts as field_facts
-from ...core.markdown import plain_inline
+from ...core.markdown import plain_inline, unnumbered
 from ...core.models import SourceDoc
 from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, about_units
@@ -44,7 +44,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-6"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-10"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -159,7 +159,10 @@ def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...
         and not b.text.startswith(FIXED_PREFIXES)
     ]
     texts = [job.spec.title, *entries, *entries, *entries]  # the page's entries (a crop, an FAQ) weigh thrice
-    texts += [s.text for b in blocks if b.kind in ("para", "bullets", "steps") for s in b.sentences]
+    # as read: a link's target ('../entries/…') is no word of the page
+    texts += [
+        plain_inline(s.text) for b in blocks if b.kind in ("para", "bullets", "steps") for s in b.sentences
+    ]
     return keywords(texts, n=KEYWORDS, extra=tuple(names), vocabulary=job.vocabulary)
 
 
@@ -374,7 +377,7 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
             continue
         doc = current_view(job.docs[path], job.superseded_by)
         section = doc.section(anchor)
-        units = about_units(doc, section, device) if section is not None else []
+        units = about_units(doc, section, device, facet) if section is not None else []
         if not units:
             continue
         heading = doc.title if not section.heading or section.heading == doc.title else section.heading
@@ -393,6 +396,7 @@ def _headed(
     home = _home(job, doc, anchor)
     if heading == doc.title:
         return [Block("heading", text=heading, level=level), *units, *_in_context(home)]
+    heading = unnumbered(heading)  # one step shown alone: its number placed it in a procedure not shown
     if home is None:
         return [Block("heading", text=f"{heading} ({doc.title})", level=level), *units]
     trail = [(home[0].partition("#")[0], home[1])] if home[1] != doc.title else []

@@ -370,6 +370,22 @@ class IndexStore:
         value = [self._schema_key(), supersession(every, schema_chains(self.root))]
         self._store("superseded", json.dumps(value, sort_keys=True))
 
+    def store_outdated(self, outdated: Mapping[str, Iterable[str]]) -> None:
+        """Keep the statements a newer source changed ({layer-1 path: sentences}, the compile
+        plan's timeline), so an answer states what holds now; written only when they change."""
+        value = json.dumps({p: sorted(set(found)) for p, found in sorted(outdated.items()) if found})
+        row = self.conn.execute("SELECT value FROM meta WHERE key='outdated'").fetchone()
+        if row is None or row[0] != value:
+            with self.conn:
+                self._store("outdated", value)
+
+    def outdated(self) -> dict[str, frozenset[str]]:
+        """{layer-1 path: the sentences of it a newer source changed}, as ``store_outdated`` kept
+        them (spaces collapsed)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='outdated'").fetchone()
+        found = json.loads(row[0]) if row else {}
+        return {p: frozenset(" ".join(x.split()) for x in xs) for p, xs in found.items()}
+
     def _supersession(self) -> tuple[str, dict[str, str]]:
         row = self.conn.execute("SELECT value FROM meta WHERE key='superseded'").fetchone()
         if row is None:
@@ -525,10 +541,15 @@ def update_index(
     docs: Mapping[str, SourceDoc] | None = None,
     report: CompileReport | None = None,
     jobs: int = 1,
+    outdated: Mapping[str, Iterable[str]] | None = None,
 ) -> UpdateStats:
     """Compile's last step: the search index brought up to date with the files just written (and
     ``docs``, layer 1 as compile parsed it), its vectors checked (new texts embedded in ``jobs``
-    processes), so the first query after a compile finds it ready; what it did goes into
-    ``report``. Nothing changed: nothing written."""
+    processes), and the statements newer sources changed (``outdated``) kept for answers, so the
+    first query after a compile finds it ready; what it did goes into ``report``. Nothing
+    changed: nothing written."""
     with IndexStore(root) as index:
-        return index.update_for(report, docs=docs, semantic=semantic, jobs=jobs)
+        stats = index.update_for(report, docs=docs, semantic=semantic, jobs=jobs)
+        if outdated is not None:
+            index.store_outdated(outdated)
+        return stats
