@@ -133,15 +133,20 @@ def test_a_contradiction_repeated_by_hundreds_of_documents_is_reported_once(tmp_
     of articles and how many more say the same (it used to vanish past 300 copies)."""
     from types import SimpleNamespace
 
-    from wikic.check.contradictions import rule_contradictions
+    from wikic.check.contradictions import Claims, rule_contradictions
+    from wikic.check.state import DocRow
 
     said = {
         0: "## Tank\n\nThe water tank of the planter holds 4 litres when filled to the line.",
         1: "## Tank\n\nThe water tank of the planter holds 6 litres when filled to the line.",
     }
-    docs = [doc(i, said[i % 2], "Planter care") for i in range(800)]
-    kb = SimpleNamespace(root=tmp_path, docs={d.path: d for d in docs}, superseded_by={}, plan=None)
-    found = [f for f in rule_contradictions(kb) if "litre" in f.message]
+    docs = {d.path: d for d in (doc(i, said[i % 2], "Planter care") for i in range(800))}
+    claims = Claims()
+    for d in docs.values():
+        claims.add(d)
+    rows = {p: DocRow.of(d) for p, d in docs.items()}
+    kb = SimpleNamespace(root=tmp_path, docs=rows, superseded_by={}, plan=None, doc=docs.__getitem__)
+    found = [f for f in rule_contradictions(kb, claims) if "litre" in f.message]
     assert len(found) == 1, [f.message for f in found]
     assert "4 l" in found[0].message and "6 l" in found[0].message
     assert "159999 more pairs of documents say the same two things" in found[0].message
@@ -248,3 +253,90 @@ def test_check_after_a_source_changed_verifies_again_only_the_pages_that_cite_it
     found = [f for f in report.errors if f.rule == "unsupported-citation"]
     assert [f.path for f in found] == ["wiki/topics/orders-and-policies.md"] and "$5.95" in found[0].message
     assert report.findings == check(root, full=True).findings
+
+
+def test_check_reads_layer1_and_the_wiki_one_document_and_one_page_at_a_time(
+    compiled_example: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a compile, a check holds no more than a document or two and a page at once,
+    however many there are: what the rules over the whole KB read is kept as rows, not texts."""
+    import weakref
+
+    import wikic.check.run as check_run
+    import wikic.check.state as check_state
+    import wikic.transform.layer1 as layer1
+
+    monkeypatch.setattr(layer1, "RECENT_DOCS", 1)  # the process's own cache of parsed documents
+    monkeypatch.setattr(layer1, "_RECENT", type(layer1._RECENT)())
+    docs: list[weakref.ref] = []
+    pages: list[weakref.ref] = []
+    real_parsed, real_read = layer1._parsed, check_state.read_page
+
+    def parsed(*args):
+        docs.append(weakref.ref(found := real_parsed(*args)))
+        return found
+
+    def read_page(*args):
+        pages.append(weakref.ref(found := real_read(*args)))
+        return found
+
+    alive: list[tuple[int, int]] = []
+
+    def census(kb, page):
+        alive.append((sum(r() is not None for r in docs), sum(r() is not None for r in pages)))
+        return iter(())
+
+    monkeypatch.setattr(layer1, "_parsed", parsed)
+    monkeypatch.setattr(check_state, "read_page", read_page)
+    monkeypatch.setattr(check_run, "PAGE_RULES", (*check_run.PAGE_RULES, census))
+    report = check_run.run_rules(compiled_example)
+    assert not report.errors and len(docs) >= report.sources > 100  # every document was read
+    assert len(alive) == len(list((compiled_example / "wiki").rglob("*.md")))  # and every page
+    assert max(d for d, _ in alive) <= 2 and max(p for _, p in alive) == 1, alive
+
+
+def _faulty(root: Path, sources_too: bool) -> Path:
+    """The compiled example with hand edits: a number changed in a cited sentence, an uncited
+    sentence, raw HTML, a link out, an anchor that is no heading, an orphan page; with
+    ``sources_too``, a source edited and one that lost its headings."""
+    page = root / "wiki/topics/orders-and-policies.md"
+    page.write_text(
+        page.read_text("utf-8").replace("ship for a flat $5.95.", "ship for a flat $7.95.")
+        + "\nThis sentence cites nothing at all.\n\nSome <b>bold</b> text, [out](https://example.com/x).\n\n"
+        + "See [there](watering.md#no-such-heading).\n",
+        "utf-8",
+    )
+    (root / "wiki/topics/orphan.md").write_text("---\ntitle: Orphan\n---\n\n# Orphan\n\nNobody links here.\n")
+    if sources_too:
+        docs = sorted((root / "layer1_sources/faq").glob("*.md"))
+        docs[0].write_text(docs[0].read_text("utf-8").replace(" the ", " a ", 3), "utf-8")
+        docs[1].write_text(docs[1].read_text("utf-8").replace("\n## ", "\n"), "utf-8")
+    return root
+
+
+@pytest.mark.parametrize("sources_too", [False, True])
+def test_check_finds_the_same_whether_it_holds_layer1_or_reads_it_again(
+    compiled_example: Path, monkeypatch: pytest.MonkeyPatch, sources_too: bool
+) -> None:
+    """What a check finds, and the coverage it measures, do not depend on whether it holds every
+    document (planning or measuring anew) or reads each again when a rule asks for it."""
+    import wikic.check.run as check_run
+    import wikic.check.state as check_state
+
+    root = _faulty(compiled_example, sources_too)
+    reports = []
+    for whole in (False, True):  # hold layer 1 / expect the wiki as compiled, and read again
+        monkeypatch.setattr(check_state, "whole_as_compiled", lambda *_, whole=whole: whole)
+        reports.append(check_run.run_rules(root))
+    held, reread = reports
+    rules = {f.rule for f in held.findings}
+    assert {
+        "unsupported-citation",
+        "uncited-sentence",
+        "unsafe-markup",
+        "broken-link",
+        "orphan-page",
+    } <= rules
+    assert ("stale-page" in rules) == sources_too
+    assert held.findings == reread.findings and held.statements == reread.statements
+    assert held.coverage.as_dict() == reread.coverage.as_dict()

@@ -12,77 +12,76 @@ from ..compile.versions import is_superseded, section_key
 from ..core.facts import fact_for_label, is_bookkeeping
 from ..core.markdown import plain_inline
 from .findings import Finding, finding, short
-from .pages import Statement
+from .pages import Statement, WikiPage
 from .state import KB
 
 
-def rule_citations(kb: KB) -> Iterator[Finding]:
+def rule_citations(kb: KB, page: WikiPage) -> Iterator[Finding]:
     """uncited-sentence, unsupported-citation and superseded-citation. A page the last compile
     verified, unchanged since and citing unchanged sources, is not verified again."""
-    about = {
-        p: " ".join(plain_inline(text).split()) for p, text in (kb.plan.about if kb.plan else {}).items()
-    }
-    for page in kb.content_pages:
-        verified = page.path in kb.verified
-        uncited_rows: dict[int, list[str]] = defaultdict(list)
-        for st in page.statements:
-            if st.kind == "about":
-                kept = set(page.meta.get("sources") or []) & set(kb.unreadable)  # kept as it was
-                if st.text != about.get(page.path) and not kept:  # the description the plan made
-                    yield finding(
-                        "uncited-sentence",
-                        page.path,
-                        st.line,
-                        f"{short(st.text)!r} is not what the plan says this page is about "
-                        f"({short(about.get(page.path) or 'nothing')!r}); recompile, or cite what it says",
-                    )
-                continue
-            if not st.cites:
-                if st.kind == "cell":
-                    uncited_rows[st.line].append(st.label)
-                else:
-                    yield finding(
-                        "uncited-sentence",
-                        page.path,
-                        st.line,
-                        f"no citation: {short(st.text)!r}; cite the layer-1 section that says it",
-                    )
-                continue
-            if any(kb.verifier.resolve(c) for c in st.cites):
-                continue  # reported as broken-link
-            for c in st.cites:
-                if is_superseded(c.path, c.anchor, kb.superseded_by) and not st.in_note:
-                    old = c.path if c.path in kb.superseded_by else section_key(c.path, c.anchor)
-                    current = current_of(old, kb.superseded_by)
-                    yield finding(
-                        "superseded-citation",
-                        page.path,
-                        st.line,
-                        f"cites {old}, superseded by {current}; cite the current version "
-                        f"(older ones belong in a '> {SUPERSEDED_MARK}' note)",
-                    )
-            if verified:
-                continue
-            result = kb.verifier.check(st.text, st.cites)
-            if not result.ok:
+    if page.is_special:
+        return
+    about = (kb.plan.about if kb.plan else {}).get(page.path)
+    about = None if about is None else " ".join(plain_inline(about).split())
+    verified = page.path in kb.verified
+    uncited_rows: dict[int, list[str]] = defaultdict(list)
+    for st in page.statements:
+        if st.kind == "about":
+            kept = set(page.meta.get("sources") or []) & set(kb.unreadable)  # kept as it was
+            if st.text != about and not kept:  # the description the plan made
                 yield finding(
-                    "unsupported-citation",
+                    "uncited-sentence",
                     page.path,
                     st.line,
-                    f"{short(st.text)!r}: {result.reason}",
+                    f"{short(st.text)!r} is not what the plan says this page is about "
+                    f"({short(about or 'nothing')!r}); recompile, or cite what it says",
                 )
-                continue
-            wrong = misstated_field(kb, st)
-            if wrong:
-                yield finding("unsupported-citation", page.path, st.line, wrong)
-        for line, labels in sorted(uncited_rows.items()):
+            continue
+        if not st.cites:
+            if st.kind == "cell":
+                uncited_rows[st.line].append(st.label)
+            else:
+                yield finding(
+                    "uncited-sentence",
+                    page.path,
+                    st.line,
+                    f"no citation: {short(st.text)!r}; cite the layer-1 section that says it",
+                )
+            continue
+        if any(kb.verifier.resolve(c) for c in st.cites):
+            continue  # reported as broken-link
+        for c in st.cites:
+            if is_superseded(c.path, c.anchor, kb.superseded_by) and not st.in_note:
+                old = c.path if c.path in kb.superseded_by else section_key(c.path, c.anchor)
+                current = current_of(old, kb.superseded_by)
+                yield finding(
+                    "superseded-citation",
+                    page.path,
+                    st.line,
+                    f"cites {old}, superseded by {current}; cite the current version "
+                    f"(older ones belong in a '> {SUPERSEDED_MARK}' note)",
+                )
+        if verified:
+            continue
+        result = kb.verifier.check(st.text, st.cites)
+        if not result.ok:
             yield finding(
-                "uncited-sentence",
+                "unsupported-citation",
                 page.path,
-                line,
-                f"table cells without a citation: {', '.join(labels[:4])}"
-                + (" …" if len(labels) > 4 else ""),
+                st.line,
+                f"{short(st.text)!r}: {result.reason}",
             )
+            continue
+        wrong = misstated_field(kb, st)
+        if wrong:
+            yield finding("unsupported-citation", page.path, st.line, wrong)
+    for line, labels in sorted(uncited_rows.items()):
+        yield finding(
+            "uncited-sentence",
+            page.path,
+            line,
+            f"table cells without a citation: {', '.join(labels[:4])}" + (" …" if len(labels) > 4 else ""),
+        )
 
 
 _FACT = re.compile(r"^([^:;]{1,60}):\s+(.+)$")
@@ -103,8 +102,7 @@ def misstated_field(kb: KB, st: Statement) -> str | None:
         candidates = [m.group(1, 2) for part in st.text.split("; ") if (m := _FACT.match(part))]
     for name, stated in candidates:
         for c in st.cites:
-            doc = kb.docs.get(c.path)
-            found = fact_for_label(doc, name) if doc is not None and name else None
+            found = fact_for_label(kb.doc(c.path), name) if name else None
             if found is None or is_bookkeeping(found[0]):
                 continue
             key, value = found

@@ -6,6 +6,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..compile.timeline import _UNIT_WORDS, quantities
 from ..core.markdown import STOPWORDS, content_words, github_slug, plain_inline
 from ..core.models import SourceDoc
 from .findings import WARNING, Finding, finding, short
-from .state import KB
+from .state import KB, DocRow
 
 _NOT_FACTS = {
     "title",
@@ -75,17 +76,49 @@ def _fact_fields(doc: SourceDoc) -> dict[str, tuple[str, Any]]:
     return out
 
 
-def _subject_keys(doc: SourceDoc) -> list[str]:
+def _subject_keys(doc: DocRow) -> list[str]:
     keys = [f"title:{github_slug(doc.title)}"]
     if not doc.id.isdigit():
         keys.append(f"id:{PurePosixPath(doc.id).stem.lower()}")
     return keys
 
 
-def rule_contradictions(kb: KB) -> Iterator[Finding]:
+class Claims:
+    """What the contradiction rules keep of each layer-1 document as layer 1 is read
+    (``state.gather`` passes every document to ``add``): its fact fields, and the sentences that
+    state a quantity with their analysis, kept once however many documents say them. Not its
+    text."""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, dict[str, tuple[str, Any]]] = {}  # path → fact fields
+        self.said: dict[str, tuple[str, ...]] = {}  # path → its sentences that state a quantity, in order
+        self.analysed: dict[str, tuple] = {}  # such a sentence → (quantities, word stems, names)
+
+    def add(self, doc: SourceDoc) -> None:
+        from ..compile.librarian.extract import prose_units
+
+        fields = _fact_fields(doc)
+        if fields:
+            self.fields[doc.path] = fields
+        said = []
+        for section in doc.sections:
+            for kind, sentence in prose_units(section.text):
+                if kind != "para":
+                    continue
+                if sentence not in self.analysed:
+                    found = _analyse(sentence)
+                    if found is None:
+                        continue
+                    self.analysed[sentence] = found
+                said.append(sentence)
+        if said:
+            self.said[doc.path] = tuple(said)
+
+
+def rule_contradictions(kb: KB, claims: Claims) -> Iterator[Finding]:
     current = [d for p, d in sorted(kb.docs.items()) if p not in kb.superseded_by]
-    yield from _field_contradictions(kb, current)
-    yield from _sentence_contradictions(kb, current)
+    yield from _field_contradictions(kb, current, claims.fields)
+    yield from _sentence_contradictions(kb, current, claims)
     yield from _named_contradictions(kb)
 
 
@@ -103,13 +136,13 @@ def _named_contradictions(kb: KB) -> Iterator[Finding]:
         )
 
 
-def _field_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]:
-    groups: dict[str, list[SourceDoc]] = defaultdict(list)
+def _field_contradictions(kb: KB, docs: list[DocRow], fields: dict[str, dict]) -> Iterator[Finding]:
+    groups: dict[str, list[DocRow]] = defaultdict(list)
     for d in docs:
-        for key in _subject_keys(d):
-            groups[key].append(d)
+        if d.path in fields:  # a document without fact fields contradicts none
+            for key in _subject_keys(d):
+                groups[key].append(d)
     seen: set[tuple[str, str, str]] = set()
-    fields = {d.path: _fact_fields(d) for d in docs}
     for members in groups.values():
         if len(members) < 2:
             continue
@@ -146,7 +179,7 @@ _MIN_SHARED, _MIN_JACCARD, _GROUP = 4, 0.6, 300
 
 @dataclass
 class _Claim:
-    docs: list[SourceDoc]  # the documents that say it (about one subject), in path order
+    docs: list[DocRow]  # the documents that say it (about one subject), in path order
     text: str
     quantities: dict[str, frozenset[str]]
     stems: frozenset[str]
@@ -173,33 +206,26 @@ def entities(text: str, *, title: bool = False) -> set[str]:
     return found
 
 
-def _claims(docs: list[SourceDoc]) -> list[_Claim]:
+def _claims(docs: list[DocRow], claims: Claims) -> list[_Claim]:
     """Every sentence that states a quantity, once per distinct text and subject however many
     documents say it (help centres repeat themselves)."""
-    from ..compile.librarian.extract import prose_units
-
-    claims: dict[tuple[str, frozenset[str]], _Claim] = {}
-    analysed: dict[str, tuple | None] = {}
+    found: dict[tuple[str, frozenset[str]], _Claim] = {}
     for doc in docs:
-        subject = frozenset(entities(doc.title, title=True))
-        for section in doc.sections:
-            for kind, sentence in prose_units(section.text):
-                if kind != "para":
-                    continue
-                if sentence not in analysed:
-                    analysed[sentence] = _analyse(sentence)
-                if analysed[sentence] is None:
-                    continue
-                claim = claims.get((sentence, subject))
-                if claim is None:
-                    claim = claims[(sentence, subject)] = _Claim([], sentence, *analysed[sentence], subject)
-                if not claim.docs or claim.docs[-1] is not doc:
-                    claim.docs.append(doc)
-    return list(claims.values())
+        said = claims.said.get(doc.path, ())
+        subject = frozenset(entities(doc.title, title=True)) if said else frozenset()
+        for sentence in said:
+            claim = found.get((sentence, subject))
+            if claim is None:
+                claim = found[(sentence, subject)] = _Claim([], sentence, *claims.analysed[sentence], subject)
+            if not claim.docs or claim.docs[-1] is not doc:
+                claim.docs.append(doc)
+    return list(found.values())
 
 
+@lru_cache(maxsize=1 << 16)  # help centres repeat their sentences; most state no quantity
 def _analyse(sentence: str) -> tuple | None:
-    """(quantities, word stems, names) of a sentence stating a quantity, else None."""
+    """(quantities, word stems, names) of a sentence stating a quantity, else None (shared by
+    every caller: never change it)."""
     qty = quantities(sentence)
     if not qty or len(sentence.split()) > 60:
         return None
@@ -213,7 +239,7 @@ def _same_subject(a: _Claim, b: _Claim) -> bool:
     return not (a.names and b.names and not a.names & b.names)
 
 
-def _sentence_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]:
+def _sentence_contradictions(kb: KB, docs: list[DocRow], claims_kept: Claims) -> Iterator[Finding]:
     """Comparable sentences (same unit, mostly the same words, same subject) with different values.
 
     Candidate pairs come from an inverted index of word stems per unit over the distinct
@@ -222,7 +248,7 @@ def _sentence_contradictions(kb: KB, docs: list[SourceDoc]) -> Iterator[Finding]
     the later document mentions the other value (it acknowledges the change); of the documents
     saying the same two sentences, one pair is reported with how many more say them.
     """
-    claims = _claims(docs)
+    claims = _claims(docs, claims_kept)
     full_text: dict[str, dict[str, frozenset[str]]] = {}
     reported: set[tuple[str, str, str]] = set()
     postings: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -257,16 +283,14 @@ def _between(kb: KB, a: _Claim, b: _Claim, unit: str, reported: set, full_text: 
     """The contradiction two statements make: between the first pair of documents (by path) that
     say them, do not acknowledge the other value and were not reported yet, with how many more
     pairs say the same two things."""
-    quiet_a = [d for d in a.docs if not _acknowledged(d, b.quantities[unit], unit, full_text)]
-    quiet_b = [d for d in b.docs if not _acknowledged(d, a.quantities[unit], unit, full_text)]
+    quiet_a = [d for d in a.docs if not _acknowledged(kb, d, b.quantities[unit], unit, full_text)]
+    quiet_b = [d for d in b.docs if not _acknowledged(kb, d, a.quantities[unit], unit, full_text)]
     pairs = [(x, y) for x in quiet_a for y in quiet_b if x.path != y.path]
     first = next((p for p in pairs if (*sorted((p[0].path, p[1].path)), unit) not in reported), None)
     if first is None:
         return None
     reported.add((*sorted((first[0].path, first[1].path)), unit))  # type: ignore[arg-type]
-    (older, old_doc), (newer, new_doc) = sorted(
-        ((a, first[0]), (b, first[1])), key=lambda t: str(t[1].meta.get("updated_at", ""))
-    )
+    (older, old_doc), (newer, new_doc) = sorted(((a, first[0]), (b, first[1])), key=lambda t: t[1].updated_at)
     more = f"; {len(pairs) - 1} more pairs of documents say the same two things" if len(pairs) > 1 else ""
     return finding(
         "contradiction",
@@ -279,15 +303,15 @@ def _between(kb: KB, a: _Claim, b: _Claim, unit: str, reported: set, full_text: 
     )
 
 
-def _acknowledged(doc: SourceDoc, other: frozenset[str], unit: str, cache: dict) -> bool:
+def _acknowledged(kb: KB, doc: DocRow, other: frozenset[str], unit: str, cache: dict) -> bool:
     """True when the document also states the other's value (e.g. 'replaces the 45-day policy')."""
     q = cache.get(doc.path)
     if q is None:
-        q = cache[doc.path] = quantities(plain_inline(doc.body))
+        q = cache[doc.path] = quantities(plain_inline(kb.doc(doc.path).body))
     return bool(q.get(unit, frozenset()) & other)
 
 
-def _sentence_line(root: Path, doc: SourceDoc, text: str) -> int | None:
+def _sentence_line(root: Path, doc: DocRow | SourceDoc, text: str) -> int | None:
     """The line of a document's file where a sentence starts (matched on its first words)."""
     words = text.split()[:5]
     if not words:

@@ -12,7 +12,7 @@ from ..core.fsutil import sha256_tag
 from ..core.models import Snapshot, SourceDoc
 from ..transform.layer1 import LAYER1
 from .findings import WARNING, Finding, finding
-from .pages import WikiPage
+from .pages import PageHead
 from .state import KB
 
 
@@ -51,7 +51,7 @@ def rule_stale(kb: KB) -> Iterator[Finding]:
             )
 
 
-def _changed_inputs(page: WikiPage, sources: tuple[str, ...]) -> str:
+def _changed_inputs(page: PageHead, sources: tuple[str, ...]) -> str:
     old = [str(s) for s in page.meta.get("sources") or []]
     new = list(sources)
     added = [p for p in new if p not in old]
@@ -98,7 +98,7 @@ def rule_hand_edited(kb: KB) -> Iterator[Finding]:
     renderers: dict[str, Any] = {}
     config = None
     for path, doc in sorted(kb.docs.items()):
-        if doc.meta.get("generated_by") != "wikic":
+        if not doc.generated:
             continue
         recorded = written.get(path)
         if recorded is not None:
@@ -114,7 +114,7 @@ def rule_hand_edited(kb: KB) -> Iterator[Finding]:
         # No record of this file (e.g. a fresh clone: .wikic/ is not in git): render it again.
         if config is None:
             config = kb.config or False
-        expected = _rerender(kb.root, doc, config, renderers)
+        expected = _rerender(kb.root, kb.doc(path), config, renderers)
         if expected is not None and sha256_tag(expected) != doc.sha256:
             yield finding(
                 "hand-edited-generated",

@@ -46,17 +46,11 @@ class Link:
     is_citation: bool
 
 
-@dataclass
-class WikiPage:
+class _Kind:
+    """What a page is, from its path and frontmatter."""
+
     path: str
     meta: dict[str, Any]
-    lines: list[str]  # the whole file, split on '\n'
-    body_start: int  # 0-based index of the first body line
-    sha256: str = ""  # of the file's bytes
-
-    @property
-    def body(self) -> str:
-        return "\n".join(self.lines[self.body_start :])
 
     @property
     def managed(self) -> bool:
@@ -70,6 +64,30 @@ class WikiPage:
     def is_special(self) -> bool:
         return self.is_index or self.path == f"{WIKI}/log.md"
 
+
+@dataclass(frozen=True)
+class PageHead(_Kind):
+    """A page as the rules over the whole wiki keep it: path, frontmatter, hash and heading
+    anchors, not its text (a wiki of thousands of pages is read one page at a time)."""
+
+    path: str
+    meta: dict[str, Any]
+    sha256: str
+    anchors: frozenset[str]
+
+
+@dataclass
+class WikiPage(_Kind):
+    path: str
+    meta: dict[str, Any]
+    lines: list[str]  # the whole file, split on '\n'
+    body_start: int  # 0-based index of the first body line
+    sha256: str = ""  # of the file's bytes
+
+    @property
+    def body(self) -> str:
+        return "\n".join(self.lines[self.body_start :])
+
     @cached_property
     def anchors(self) -> set[str]:
         return anchors(self.body)
@@ -82,42 +100,71 @@ class WikiPage:
     def statements(self) -> list[Statement]:
         return [] if self.is_special else list(_statements(self))
 
+    @property
+    def outbound(self) -> set[str]:
+        """The other wiki pages this page links to (citations aside)."""
+        return {
+            link.target
+            for link in self.links
+            if link.target
+            and link.target != self.path
+            and link.target.startswith(WIKI + "/")
+            and not link.is_citation
+        }
+
+    def head(self) -> PageHead:
+        return PageHead(self.path, self.meta, self.sha256, frozenset(self.anchors))
+
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def read_page(root: Path, path: Path) -> WikiPage:
+def read_page(root: Path, path: Path, known: PageHead | None = None) -> WikiPage:
+    """The page at ``path``; with ``known``, the head read of it before, whose frontmatter and
+    anchors are taken as they are while the page's bytes are still the ones it was read from."""
     rel = path.relative_to(root).as_posix()
     try:
         data = read_regular(path)
         text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads it
     except (OSError, UnicodeDecodeError) as exc:
         raise KBError(f"{rel}: cannot be read ({exc}); restore it with 'wikic compile' or from git") from None
+    digest = sha256_tag(data)
+    same = known is not None and known.sha256 == digest
     lines = text.split("\n")
     meta: dict[str, Any] = {}
     start = 0
     if lines and lines[0].strip() == "---":
         for i in range(1, len(lines)):
             if lines[i].strip() == "---":
-                try:
-                    loaded = yaml.load("\n".join(lines[1:i]), Loader=_LOADER)  # noqa: S506 - safe loader
-                except yaml.YAMLError as exc:
-                    raise KBError(f"{rel}: cannot read frontmatter ({exc}); fix the YAML") from None
-                except RecursionError:
-                    raise KBError(f"{rel}: frontmatter nested too deeply to read; fix the YAML") from None
-                if too_large(loaded):
-                    raise KBError(
-                        f"{rel}: frontmatter aliases expand past {MAX_YAML_VALUES} values; fix the YAML"
-                    )
-                meta = loaded if isinstance(loaded, dict) else {}
+                meta = known.meta if same else _frontmatter(rel, lines[1:i])  # type: ignore[union-attr]
                 start = i + 1
                 break
-    return WikiPage(rel, meta, lines, start, sha256_tag(data))
+    page = WikiPage(rel, meta, lines, start, digest)
+    if same:
+        page.anchors = set(known.anchors)  # type: ignore[union-attr]
+    return page
+
+
+def _frontmatter(rel: str, lines: list[str]) -> dict[str, Any]:
+    try:
+        loaded = yaml.load("\n".join(lines), Loader=_LOADER)  # noqa: S506 - safe loader
+    except yaml.YAMLError as exc:
+        raise KBError(f"{rel}: cannot read frontmatter ({exc}); fix the YAML") from None
+    except RecursionError:
+        raise KBError(f"{rel}: frontmatter nested too deeply to read; fix the YAML") from None
+    if too_large(loaded):
+        raise KBError(f"{rel}: frontmatter aliases expand past {MAX_YAML_VALUES} values; fix the YAML")
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def wiki_pages(root: Path) -> list[WikiPage]:
     """Every page under ``wiki/``, hidden files and symbolic links aside (``symlink`` reports those)."""
     return [read_page(root, root / rel) for rel in walk_files(root, WIKI)[0]]
+
+
+def page_heads(root: Path) -> list[PageHead]:
+    """``wiki_pages`` without their text: each page is read, and let go before the next."""
+    return [read_page(root, root / rel).head() for rel in walk_files(root, WIKI)[0]]
 
 
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")

@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 from ..core.markdown import github_slug
 from .findings import Finding, finding
-from .pages import WikiPage
+from .pages import PageHead
 from .state import KB
 
 
@@ -19,10 +19,9 @@ def rule_uncovered(kb: KB) -> Iterator[Finding]:
             if path in kb.docs:
                 yield finding("uncovered-source", path, None, f"no wiki page shows this source: {reason}")
         return
-    used: set[str] = set()
+    used = set(kb.cited_paths)  # what the pages cite, kept as they were walked
     for page in kb.content_pages:
         used.update(str(s) for s in page.meta.get("sources") or [])
-        used.update(c.path for st in page.statements for c in st.cites)
     for path in sorted(kb.docs):
         if path not in used:
             yield finding(
@@ -35,7 +34,7 @@ def rule_uncovered(kb: KB) -> Iterator[Finding]:
 
 def rule_duplicates(kb: KB) -> Iterator[Finding]:
     """duplicate-page: the same title, or (same page type) near-identical source sets."""
-    by_title: dict[str, list[WikiPage]] = defaultdict(list)
+    by_title: dict[str, list[PageHead]] = defaultdict(list)
     for page in kb.content_pages:
         title = str(page.meta.get("title") or PurePosixPath(page.path).stem)
         by_title[github_slug(title)].append(page)
@@ -47,7 +46,7 @@ def rule_duplicates(kb: KB) -> Iterator[Finding]:
                 None,
                 f"same title as {group[0].path} ({other.meta.get('title')!r}); give one a distinct title",
             )
-    by_type: dict[str, list[tuple[WikiPage, frozenset[str]]]] = defaultdict(list)
+    by_type: dict[str, list[tuple[PageHead, frozenset[str]]]] = defaultdict(list)
     for page in kb.content_pages:
         srcs = frozenset(str(s) for s in page.meta.get("sources") or [])
         if len(srcs) >= 3:

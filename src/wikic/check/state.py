@@ -1,5 +1,13 @@
 """The state every rule reads, gathered once: layer-1 documents, the plan, the wiki pages.
 
+What the rules keep of the whole KB is compact: of each layer-1 document its names, hash and
+section anchors (``DocRow``), of each page its frontmatter, hash and anchors (``PageHead``).
+Texts are read one at a time: layer 1 streams past the ``readers`` a rule family gives
+``gather``, the pages are read one by one when the rules walk them (``KB.read_pages``), and a
+document whose text a rule needs again is read again (``KB.doc``). Only planning anew (no
+usable compile state, or ``check --full``) and measuring coverage anew hold every document at
+once, as the planner and the coverage measure take them.
+
 When layer 1 and the schema are byte for byte what the last compile read, the plan is that
 compile's (``compile.state.plan_record``) instead of a new one. With the same schema, the pages
 the last compile wrote that are still as it wrote them, and cite only layer-1 files still as it
@@ -8,8 +16,10 @@ read them, count as verified: their citations are not checked again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -19,12 +29,102 @@ from typing import Any
 from .. import __version__
 from ..compile.citations import DEFAULT_MIN_OVERLAP, Verifier
 from ..compile.disagreements import Disagreement, Said
+from ..compile.draft import Citation
 from ..compile.schema import WikiSchema
 from ..core.config import load_sources
-from ..core.fsutil import require_kb
+from ..core.errors import KBError
+from ..core.fsutil import read_regular, require_kb, sha256_tag
+from ..core.markdown import Section
 from ..core.models import SourceDoc
-from ..transform.layer1 import load_layer1, require_sources
-from .pages import WikiPage, wiki_pages
+from ..transform.layer1 import layer1_paths, parse_doc, require_sources
+from .pages import PageHead, WikiPage, page_heads, read_page
+
+
+@dataclass(frozen=True, slots=True)
+class DocRow:
+    """A layer-1 document as the rules over the whole KB keep it: its names, hash and section
+    anchors (in order), and the few frontmatter values they compare; never its text."""
+
+    source: str
+    id: str
+    key: str
+    path: str
+    title: str
+    sha256: str
+    anchors: tuple[str, ...]
+    supersedes: Any = None  # the frontmatter's 'supersedes', as written
+    updated_at: str = ""  # str() of the frontmatter's 'updated_at' ('' without one)
+    generated: bool = False  # rendered by 'wikic transform'
+
+    @classmethod
+    def of(cls, doc: SourceDoc) -> DocRow:
+        return cls(
+            doc.source,
+            doc.id,
+            doc.key,
+            doc.path,
+            doc.title,
+            doc.sha256,
+            tuple(s.anchor for s in doc.sections),
+            doc.meta.get("supersedes"),
+            str(doc.meta.get("updated_at", "")),
+            doc.meta.get("generated_by") == "wikic",
+        )
+
+    def outline(self) -> SourceDoc:
+        """The document with its section anchors and 'supersedes' alone, no text: what resolving
+        'supersedes' values reads (``compile.versions``)."""
+        meta = {} if self.supersedes is None else {"supersedes": self.supersedes}
+        sections = tuple(Section(a, "", 0, (), "", 0) for a in self.anchors)
+        return SourceDoc(
+            self.source, self.id, self.key, self.path, self.title, meta, "", self.sha256, sections
+        )
+
+
+class Reread(Mapping[str, SourceDoc]):
+    """Layer-1 documents by path, read again when asked for (the process keeps the last ones
+    parsed while their bytes stay the same: ``transform.layer1.parse_doc``)."""
+
+    def __init__(self, root: Path, rows: Mapping[str, DocRow]):
+        self.root, self.rows = root, rows
+
+    def __getitem__(self, path: str) -> SourceDoc:
+        if path not in self.rows:
+            raise KeyError(path)
+        return parse_doc(self.root, self.root / path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class RowVerifier(Verifier):
+    """The compile's verifier over documents read on demand: whether a citation resolves is
+    answered from the documents' anchors, without reading their text."""
+
+    def __init__(
+        self,
+        rows: Mapping[str, DocRow],
+        texts: Mapping[str, SourceDoc],
+        min_overlap: float,
+        unreadable: set[str],
+    ):
+        super().__init__((), min_overlap, unreadable=unreadable)
+        self.rows = rows
+        self.docs = texts  # what ``cited`` and ``section_text`` read, whole
+
+    def resolve(self, cite: Citation) -> str | None:
+        """As ``Verifier.resolve``, from the cited document's anchors."""
+        if cite.path in self.unreadable:
+            return None
+        row = self.rows.get(cite.path)
+        if row is None:
+            return f"cites {cite.path}, which does not exist"
+        if cite.anchor and cite.anchor not in row.anchors:
+            return f"cites #{cite.anchor}, which is not a heading of {cite.path}"
+        return None
 
 
 @dataclass
@@ -42,24 +142,68 @@ class Planned:
 @dataclass
 class KB:
     root: Path
-    docs: dict[str, SourceDoc]
-    pages: list[WikiPage]
+    docs: dict[str, DocRow]  # every readable layer-1 document, in path order
+    pages: list[PageHead]  # every wiki page, in path order
     superseded_by: dict[str, str]
     verifier: Verifier
     schema: WikiSchema | None
     plan: Planned | None = None  # None without a readable schema
     unreadable: dict[str, str] = field(default_factory=dict)  # layer-1 files skipped, and why
-    verified: frozenset[str] = frozenset()  # pages as the last compile wrote and verified them
-    compiled_coverage: dict | None = None  # that compile's coverage, when the whole wiki is as it left it
     config: Any = None  # schema/sources.yaml, or None without one
+    texts: Mapping[str, SourceDoc] = field(default_factory=dict)  # the documents whole (see ``doc``)
+    last: dict | None = None  # the last compile's state, when it speaks for this wikic and schema
+    state: dict | None = None  # ... when that compile also read exactly this layer 1 (``compiled``)
+    # What walking the pages found (``note``), read by the rules over the whole wiki:
+    verified: set[str] = field(default_factory=set)  # pages as the last compile wrote and verified them
+    outbound: dict[str, set[str]] = field(default_factory=dict)  # page → the other pages it links to
+    statements: int = 0
+    cited: list[tuple[str, list[str]]] | None = None  # (statement, cited paths), to measure coverage anew
+    cited_paths: set[str] = field(default_factory=set)  # every layer-1 file a page cites (without a plan)
 
     @cached_property
-    def content_pages(self) -> list[WikiPage]:
+    def content_pages(self) -> list[PageHead]:
         return [p for p in self.pages if not p.is_special]
 
     @cached_property
-    def page_paths(self) -> set[str]:
-        return {p.path for p in self.pages}
+    def page_by_path(self) -> dict[str, PageHead]:
+        return {p.path: p for p in self.pages}
+
+    def doc(self, path: str) -> SourceDoc:
+        """A layer-1 document whole, text and all."""
+        return self.texts[path]
+
+    def read_pages(self) -> Iterator[WikiPage]:
+        """Every page whole, one at a time, in path order."""
+        for head in self.pages:
+            yield read_page(self.root, self.root / head.path, head)
+
+    def note(self, page: WikiPage) -> None:
+        """Keep what the rules over the whole wiki read of a page being walked."""
+        if still_verified(self.last, self.docs, page):
+            self.verified.add(page.path)
+        self.outbound[page.path] = page.outbound
+        self.statements += len(page.statements)
+        if self.cited is not None:
+            self.cited += [(st.text, [c.path for c in st.cites]) for st in page.statements]
+        if self.plan is None:
+            self.cited_paths.update(c.path for st in page.statements for c in st.cites)
+
+    def compiled_coverage(self) -> dict | None:
+        """The last compile's coverage when the whole wiki is as it left it (once the pages are walked)."""
+        outputs = (self.state or {}).get("outputs", {})
+        added = (
+            {p.path for p in self.pages} - set(outputs) - {"wiki/log.md"}
+        )  # pages the compile did not write
+        whole = bool(self.state) and not added and set(outputs) <= self.verified
+        return self.state.get("coverage") if whole and self.state else None
+
+    def cited_texts(self) -> list[tuple[str, list[str]]]:
+        """(statement, cited paths) of every page: those kept while walking, else read again."""
+        if self.cited is None:
+            return [
+                (st.text, [c.path for c in st.cites]) for page in self.read_pages() for st in page.statements
+            ]
+        return self.cited
 
 
 def librarian_of(meta: dict) -> SimpleNamespace:
@@ -107,10 +251,10 @@ def last_compile(root: Path) -> dict | None:
     return state
 
 
-def compiled(state: dict | None, docs: dict[str, SourceDoc], pages: list[WikiPage]) -> dict | None:
-    """``state`` (``last_compile``) when that compile read exactly these layer-1 files and wrote
-    every page with the backend the pages name; else None."""
-    if not state or state.get("layer1") != {p: d.sha256 for p, d in docs.items()}:
+def compiled(state: dict | None, hashes: Mapping[str, str], pages: Iterable[PageHead]) -> dict | None:
+    """``state`` (``last_compile``) when that compile read exactly these layer-1 files (their
+    hashes by path) and wrote every page with the backend the pages name; else None."""
+    if not state or state.get("layer1") != dict(hashes):
         return None
     record = state["plan"]
     libs = {(librarian_of(p.meta).name, librarian_of(p.meta).model) for p in pages if p.managed}
@@ -119,27 +263,36 @@ def compiled(state: dict | None, docs: dict[str, SourceDoc], pages: list[WikiPag
     return state
 
 
-def still_verified(state: dict | None, docs: dict[str, SourceDoc], pages: list[WikiPage]) -> frozenset[str]:
-    """The pages as the last compile wrote (and verified) them whose every cited layer-1 file is
-    byte for byte what that compile read: their citations check as they did then, whatever
-    else in layer 1 changed since."""
-    outputs = (state or {}).get("outputs", {})
+def still_verified(state: dict | None, docs: Mapping[str, DocRow], page: WikiPage) -> bool:
+    """Whether ``page`` is as the last compile wrote (and verified) it and its every cited
+    layer-1 file is byte for byte what that compile read: its citations check as they did then,
+    whatever else in layer 1 changed since."""
+    if (state or {}).get("outputs", {}).get(page.path) != page.sha256:
+        return False
     read = (state or {}).get("layer1", {})
-
-    def unchanged(page: WikiPage) -> bool:
-        cited = {c.path for st in page.statements for c in st.cites}
-        return all(p in docs and read.get(p) == docs[p].sha256 for p in cited)
-
-    return frozenset(p.path for p in pages if outputs.get(p.path) == p.sha256 and unchanged(p))
+    cited = {c.path for st in page.statements for c in st.cites}
+    return all(p in docs and read.get(p) == docs[p].sha256 for p in cited)
 
 
-def planned_then(state: dict, docs: dict[str, SourceDoc]) -> Planned:
-    """The plan as the last compile recorded it (see ``compiled``)."""
+def whole_as_compiled(state: dict | None, pages: list[PageHead]) -> bool:
+    """Whether every page is as ``state``'s compile wrote it, and no other page is there: then
+    the rules reuse that compile's coverage, and layer 1 is read one document at a time."""
+    if not state:
+        return False
+    outputs = state.get("outputs", {})
+    hashes = {p.path: p.sha256 for p in pages}
+    added = set(hashes) - set(outputs) - {"wiki/log.md"}
+    return not added and all(hashes.get(p) == sha for p, sha in outputs.items())
+
+
+def planned_then(state: dict, docs: Mapping[str, DocRow]) -> Planned:
+    """The plan as the last compile recorded it (see ``compiled``); a dispute's sides name
+    their documents by ``DocRow``, which is all a rule reads of them."""
     record = state["plan"]
     fingerprints = {p: fp for p, (fp, _) in record["pages"].items()}
 
     def said(path: str, anchor: str, text: str) -> Said:
-        return Said(docs[path], anchor, text)
+        return Said(docs[path], anchor, text)  # type: ignore[arg-type]
 
     disputes = [
         Disagreement(said(*d[1:4]), said(*d[5:8]), d[4], d[8], d[0])
@@ -157,9 +310,31 @@ def planned_then(state: dict, docs: dict[str, SourceDoc]) -> Planned:
     )
 
 
-def gather(root: Path, full: bool = False) -> KB:
-    """Everything the rules read; ``full``: plan again and verify every page, whatever the last
-    compile did."""
+def layer1_hashes(root: Path) -> dict[str, str]:
+    """The hash of every layer-1 file's bytes, by path, without parsing one."""
+    out = {}
+    for rel in layer1_paths(root):
+        with contextlib.suppress(OSError):  # replaced by a link since it was listed: not read
+            out[rel] = sha256_tag(read_regular(os.path.join(root, rel)))
+    return out
+
+
+def each_doc(root: Path, unreadable: dict[str, str]) -> Iterator[SourceDoc]:
+    """``load_layer1(root, None, unreadable)`` one document at a time."""
+    for rel in layer1_paths(root):
+        try:
+            data = read_regular(os.path.join(root, rel))
+        except OSError:  # replaced by a link since it was listed: not read
+            continue
+        try:
+            yield parse_doc(root, root / rel, data)
+        except KBError as exc:
+            unreadable[rel] = str(exc)
+
+
+def gather(root: Path, full: bool = False, readers: Iterable[Callable[[SourceDoc], None]] = ()) -> KB:
+    """Everything the rules read, each layer-1 document passed to ``readers`` as it is read;
+    ``full``: plan again and verify every page, whatever the last compile did."""
     from ..compile.pageplan import supersession
     from ..compile.schema import load_wiki_schema
 
@@ -167,35 +342,46 @@ def gather(root: Path, full: bool = False) -> KB:
     # a sources.yaml that cannot be read is a configuration error (exit 2), not a rule to skip
     config = load_sources(root) if (root / "schema" / "sources.yaml").exists() else None
     require_sources(root, "check")
+    pages = page_heads(root)
+    has_schema = (root / "schema" / "wiki.yaml").exists()
+    last = None if full else last_compile(root)
+    likely = compiled(last, layer1_hashes(root), pages) if last else None
+    # Planning anew, or measuring coverage anew, takes every document at once: hold them then.
+    hold = has_schema and not whole_as_compiled(likely, pages)
     unreadable: dict[str, str] = {}
-    docs_list = load_layer1(root, None, unreadable)
-    docs = {d.path: d for d in docs_list}
-    pages = wiki_pages(root)
-    schema = None
-    planned = None
-    last = None if full or unreadable else last_compile(root)
-    state = compiled(last, docs, pages)
-    if (root / "schema" / "wiki.yaml").exists():
+    rows: dict[str, DocRow] = {}
+    held: list[SourceDoc] = []
+    for doc in each_doc(root, unreadable):
+        rows[doc.path] = DocRow.of(doc)
+        for read in readers:
+            read(doc)
+        if hold:
+            held.append(doc)
+    last = None if unreadable else last
+    state = compiled(last, {p: r.sha256 for p, r in rows.items()}, pages)
+    texts: Mapping[str, SourceDoc] = Reread(root, rows)
+    if hold or (has_schema and not state):  # the latter: layer 1 changed while it was read
+        texts = {d.path: d for d in held} if hold else {p: texts[p] for p in rows}
+    schema = planned = None
+    if has_schema:
         schema = load_wiki_schema(root)
-        planned = planned_then(state, docs) if state else planned_now(docs_list, schema)
+        planned = planned_then(state, rows) if state else planned_now(list(texts.values()), schema)
         superseded = planned.superseded_by
     else:
-        superseded = supersession(docs_list)
-    outputs = (state or {}).get("outputs", {})
-    verified = still_verified(last, docs, pages)
-    added = {p.path for p in pages} - set(outputs) - {"wiki/log.md"}  # pages the compile did not write
-    whole = bool(state) and not added and set(outputs) <= verified
+        superseded = supersession([r.outline() for r in rows.values()])
     min_overlap = schema.min_overlap if schema else DEFAULT_MIN_OVERLAP
     return KB(
         root,
-        docs,
+        rows,
         pages,
         superseded,
-        Verifier(docs_list, min_overlap, unreadable=set(unreadable)),
+        RowVerifier(rows, texts, min_overlap, set(unreadable)),
         schema,
         planned,
         unreadable,
-        verified,
-        state.get("coverage") if whole and state else None,
         config,
+        texts,
+        last,
+        state,
+        cited=[] if hold else None,
     )

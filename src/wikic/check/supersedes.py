@@ -12,7 +12,7 @@ from .state import KB
 
 def rule_versions(kb: KB) -> Iterator[Finding]:
     chains = kb.schema.versions if kb.schema else ()
-    for problem in resolve_supersedes(list(kb.docs.values()), chains)[1]:
+    for problem in resolve_supersedes([d.outline() for d in kb.docs.values()], chains)[1]:
         yield finding(
             "unresolved-supersedes",
             problem.path,
