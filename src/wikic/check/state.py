@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from .. import __version__
-from ..compile.citations import DEFAULT_MIN_OVERLAP, Verifier
+from ..compile.citations import DEFAULT_MIN_OVERLAP, Verifier, unresolved
 from ..compile.disagreements import Disagreement, Said
 from ..compile.draft import Citation
 from ..compile.schema import WikiSchema
@@ -120,11 +120,7 @@ class RowVerifier(Verifier):
         if cite.path in self.unreadable:
             return None
         row = self.rows.get(cite.path)
-        if row is None:
-            return f"cites {cite.path}, which does not exist"
-        if cite.anchor and cite.anchor not in row.anchors:
-            return f"cites #{cite.anchor}, which is not a heading of {cite.path}"
-        return None
+        return unresolved(cite, None if row is None else row.anchors.__contains__)
 
 
 @dataclass

@@ -573,6 +573,16 @@ class Support:
     reason: str = ""
 
 
+def unresolved(cite: Citation, has_anchor: Callable[[str], bool] | None) -> str | None:
+    """What is wrong with where ``cite`` points, given whether its document has a heading of
+    each anchor (None: there is no such document); None when it resolves."""
+    if has_anchor is None:
+        return f"cites {cite.path}, which does not exist"
+    if cite.anchor and not has_anchor(cite.anchor):
+        return f"cites #{cite.anchor}, which is not a heading of {cite.path}"
+    return None
+
+
 class Verifier:
     """Checks citations against the layer-1 documents it was given."""
 
@@ -601,11 +611,7 @@ class Verifier:
         if cite.path in self.unreadable:
             return None  # reported once, as the file's own problem
         doc = self.docs.get(cite.path)
-        if doc is None:
-            return f"cites {cite.path}, which does not exist"
-        if cite.anchor and doc.section(cite.anchor) is None:
-            return f"cites #{cite.anchor}, which is not a heading of {cite.path}"
-        return None
+        return unresolved(cite, None if doc is None else lambda a: doc.section(a) is not None)
 
     def cited(self, cite: Citation) -> Cited:
         found = self._cited.get(cite)
