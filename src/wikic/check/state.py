@@ -186,12 +186,11 @@ class KB:
 
     def compiled_coverage(self) -> dict | None:
         """The last compile's coverage when the whole wiki is as it left it (once the pages are walked)."""
-        outputs = (self.state or {}).get("outputs", {})
-        added = (
-            {p.path for p in self.pages} - set(outputs) - {"wiki/log.md"}
-        )  # pages the compile did not write
-        whole = bool(self.state) and not added and set(outputs) <= self.verified
-        return self.state.get("coverage") if whole and self.state else None
+        if not self.state:
+            return None
+        written = set(self.state.get("outputs", {}))
+        whole = not unwritten(written, self.pages) and written <= self.verified
+        return self.state.get("coverage") if whole else None
 
     def cited_texts(self) -> list[tuple[str, list[str]]]:
         """(statement, cited paths) of every page: those kept while walking, else read again."""
@@ -277,8 +276,12 @@ def whole_as_compiled(state: dict | None, pages: list[PageHead]) -> bool:
         return False
     outputs = state.get("outputs", {})
     hashes = {p.path: p.sha256 for p in pages}
-    added = set(hashes) - set(outputs) - {"wiki/log.md"}
-    return not added and all(hashes.get(p) == sha for p, sha in outputs.items())
+    return not unwritten(set(outputs), pages) and all(hashes.get(p) == sha for p, sha in outputs.items())
+
+
+def unwritten(written: set[str], pages: Iterable[PageHead]) -> set[str]:
+    """The pages no compile wrote of those there (the append-only log aside)."""
+    return {p.path for p in pages} - written - {"wiki/log.md"}
 
 
 def planned_then(state: dict, docs: Mapping[str, DocRow]) -> Planned:

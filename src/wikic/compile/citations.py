@@ -30,7 +30,18 @@ from functools import cached_property, lru_cache
 
 from ..core.markdown import IMAGE_MARKUP, STOPWORDS, plain_inline
 from ..core.models import SourceDoc
-from .claims import canonical, clauses, direction_of, facts, name_key, reword, scan, statements, word_stem
+from .claims import (
+    Item,
+    canonical,
+    clauses,
+    direction_of,
+    facts,
+    name_key,
+    reword,
+    scan,
+    statements,
+    word_stem,
+)
 from .draft import Citation
 
 DEFAULT_MIN_OVERLAP = 0.9
@@ -341,7 +352,7 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
 
 
 @lru_cache(maxsize=4096)
-def _scanned(text: str) -> list[list[tuple[str, str, bool]]]:
+def _scanned(text: str) -> list[list[Item]]:
     """``text``'s words by fact, as ``scan`` reads them (shared by its callers: never change it)."""
     return scan(reword(text), UNITS)
 

@@ -624,6 +624,7 @@ def candidate_units(
         doc = docs[path]
         first = min(r for ref, r in ranks.items() if ref.partition("#")[0] == path)
         named = path in named_docs
+        stale = (outdated or {}).get(path, frozenset())
         stated = fact_units(doc) + lead_units(doc)
         about = " ".join([doc.title, *(u.text for u in stated)])
         out += [Candidate(u, first, about, named) for u in stated]
@@ -633,7 +634,6 @@ def candidate_units(
             ref = path + (f"#{s.anchor}" if s.anchor else "")
             rank = ranks.get(ref, len(refs) + first)
             text = " ".join([doc.title, *s.path, plain_inline(s.text)])
-            stale = (outdated or {}).get(path, frozenset())
             units = [u for u in section_units(doc, s) if not _past(u, stale)]
             out += [Candidate(u, rank, text, named) for u in units]
     return out

@@ -149,10 +149,14 @@ class Lookup:
         self.index = index
         self.docs = Documents(self.index)
         self.superseded = self.index.superseded()  # old version → its replacement
-        self.outdated = self.index.outdated()  # path → its sentences a newer source changed
 
     def close(self) -> None:
         self.index.close()
+
+    @cached_property
+    def outdated(self) -> dict[str, frozenset[str]]:
+        """{layer-1 path: its sentences a newer source changed}: read when an answer is composed."""
+        return self.index.outdated()
 
     @cached_property
     def entities(self) -> Entities:
