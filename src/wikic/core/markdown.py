@@ -371,7 +371,9 @@ def _sent_end() -> re.Pattern:
 
 
 _SPACES = re.compile(r"\s+")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Dr|No|Fig|U\.S)\.|\b[A-Z]\.)$")
+_ABBREV = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|Prof|No|Fig|U\.S)\.|\b[A-Z]\.)$"
+)
 
 
 def split_sentences(text: str) -> list[str]:
