@@ -963,3 +963,21 @@ def test_a_list_of_article_titles_links_each_to_where_it_is_shown(farmbot_compil
     assert titles == {key_of("Support Policy"): Target("b")}
     body = "Read on:\n\n - [Support Policy](other/support-policy.md)\n - Water\n - Support Policy and more\n"
     assert listed_titles(body, titles) == {key_of("Support Policy")}
+
+
+def test_a_device_page_lists_what_is_said_in_passing_and_leaves_other_models_stories_alone() -> None:
+    """On the Grove 6 page: a sentence a source says of it in passing is a bullet under 'Other
+    mentions' (with the pages where those sources stand), not a heading, a trail and a link of
+    its own for one line; 'Meet the Canopy 12' (a post about another model) gives it nothing,
+    nor does a release note naming every model ('… to all Sprout 3, Grove 6 and Canopy 12
+    gardens')."""
+    text = _page(REPO, "wiki/devices/grove-6.md")
+    using = text.partition("## Using the Grove 6")[2].partition("\n## ")[0]
+    passing = using.partition("### Other mentions")[2]
+    assert passing.count("\n- ") >= 3 and "In context: [" in passing
+    for block in using.split("\n### ")[1:]:  # every section quoted under its own heading says more
+        said = [x for x in block.splitlines() if "layer1_sources" in x]
+        assert len(said) > 1 or block.startswith("Other mentions"), block
+    body = text.split("---\n", 2)[2]
+    assert "blog/meet-canopy-12" not in body
+    assert "starts rolling out today to all" not in body

@@ -126,6 +126,22 @@ def names_another(text: str, device: dict, leading: bool = False) -> bool:
 _CAPTION = re.compile(r"^[ \t]*([_*])(?![_*\s]).*(?<![_*\s])\1[ \t]*$", re.MULTILINE)
 
 
+def names_every_model(text: str, device: dict) -> bool:
+    """Whether ``text`` names each of three or more models ('Firmware 3.2 starts rolling out
+    today to all Sprout 3, Grove 6 and Canopy 12 gardens'): said of all of them, it tells a
+    reader of one model's page nothing of that model."""
+    models = device.get("models", 0)
+    if models < 3:
+        return False
+    named, _ = name_pattern((device["title"], *device.get("match", ())), ())
+    another, _ = name_pattern(tuple(device.get("others", ())), ())
+    plain = plain_inline(text)
+    if not named.search(plain):
+        return False
+    others = {m.group().lower() for m in another.finditer(named.sub(" ", plain))}
+    return len(others) >= models - 1
+
+
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
     """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
     names the device and is not headed as about another one, its spec pages aside; at most
@@ -133,8 +149,8 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     out: list[list[str]] = []
     for doc in docs:
-        if doc.path in specs:
-            continue
+        if doc.path in specs or names_another(doc.title, device):
+            continue  # 'Meet the Canopy 12' compares it with the Grove 6; it is the Canopy's
         found = 0
         for section in doc.sections:
             if found >= PER_DOC or len(out) >= SECTIONS:
@@ -201,7 +217,7 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
         if b.kind == "para":
             kept: list[Sentence] = []
             for i, s in enumerate(b.sentences):
-                if names_another(s.text, device, leading=True):
+                if names_another(s.text, device, leading=True) or names_every_model(s.text, device):
                     continue
                 if (
                     names_it(s.text, named, other)

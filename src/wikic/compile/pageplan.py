@@ -514,7 +514,7 @@ def plan_devices(
         sources = pages.with_older(specs) + [d.path for d in found if d.path not in specs]
         others = [n for d in schema.devices if d is not device for n in (d.title, *d.match)]
         config = {
-            "device": {**device.__dict__, "others": others},
+            "device": {**device.__dict__, "others": others, "models": len(schema.devices)},
             "spec_sources": list(device.sources),
             "spec_paths": specs,
         }

@@ -14,7 +14,7 @@ from ...core.facts import facts as field_facts
 from ...core.markdown import plain_inline, unnumbered
 from ...core.models import SourceDoc
 from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
-from ..gather import FACET_HEADINGS, FACETS, about_units
+from ..gather import FACET_HEADINGS, FACETS, WHOLE_FACETS, about_units
 from ..guides import PHASE_TITLES
 from ..pageplan import CONTENTS_PREFIX, current_of
 from ..safety import suspicious
@@ -45,7 +45,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-12"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-13"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -378,6 +378,8 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
     """What the device's other sources say about it, by facet: each section's units under its
     heading (and its document's title), then a link to the page where it is shown whole."""
     by_facet: dict[str, list[Block]] = {}
+    brief: dict[str, list[Sentence]] = {}
+    brief_homes: dict[str, dict[str, str]] = {}  # where those sentences stand, page by page
     for facet, path, anchor in job.spec.config.get("gathered", ()):
         if path in job.superseded_by or path not in job.docs:
             continue
@@ -386,10 +388,27 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
         units = about_units(doc, section, device, facet) if section is not None else []
         if not units:
             continue
+        single = len(units) == 1 and units[0].kind == "para" and len(units[0].sentences) == 1
+        if single and facet not in WHOLE_FACETS:  # a step keeps its heading: it names what to do
+            brief.setdefault(facet, []).append(units[0].sentences[0])
+            home = _home(job, doc, anchor)
+            if home is not None:
+                brief_homes.setdefault(facet, {}).setdefault(home[0].partition("#")[0], home[1])
+            continue
         heading = doc.title if not section.heading or section.heading == doc.title else section.heading
         blocks = by_facet.setdefault(facet, [])
         blocks += _headed(job, doc, anchor, heading, 3, units)
+    for facet, said in brief.items():  # a sentence in passing needs no heading and trail of its own
+        by_facet.setdefault(facet, []).extend(
+            [Block("heading", text=IN_PASSING, level=3), Block("bullets", sentences=tuple(said))]
+        )
+        pages = tuple((brief_homes.get(facet) or {}).items())
+        if pages:
+            by_facet[facet].append(Block("links", text="In context", links=pages))
     return by_facet
+
+
+IN_PASSING = "Other mentions"
 
 
 def _headed(
