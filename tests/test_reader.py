@@ -26,7 +26,7 @@ from wikiasserts import body_lines
 from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.librarian.extract import section_content
-from wikic.compile.links import Names, Target, key_of
+from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
 from wikic.core.markdown import plain_inline, words
 from wikic.transform import layer1
@@ -872,3 +872,31 @@ def test_a_repeat_another_sentence_refers_back_to_stays() -> None:
         [same, "It is connected to pin 13."],
         ["Pin 14 drives the buzzer."],
     ]
+
+
+def test_an_entry_of_fields_only_says_where_it_is_filed_instead_of_repeating_its_facts(
+    farmbot_planned: Path,
+) -> None:
+    """A crop whose record has fields and no text opens with where the plan files it (the
+    schema's words, shown as such), not with its first three facts again above the fact list;
+    a crop with a description still opens with it."""
+    basil = body_lines(_page(farmbot_planned, "wiki/entries/basil.md"))
+    opening = [x for x in basil[: basil.index("## Details")] if x.strip() and not x.startswith("# ")]
+    assert opening == ["*An entry of Crops, filed under Full sun: what its record says.*"]
+    apple = body_lines(_page(farmbot_planned, "wiki/entries/apple.md"))
+    first = next(x for x in apple if x.strip() and not x.startswith("#"))
+    assert first.startswith("The apple is a deciduous tree"), first
+
+
+def test_a_list_of_article_titles_links_each_to_where_it_is_shown(farmbot_compiled: Path) -> None:
+    """'What's next?' lists other articles by title: each item links to where that article is
+    shown (on the same page, its heading). A one-word item is a word of a list, never a title."""
+    text = _page(farmbot_compiled, "wiki/topics/troubleshooting.md")
+    nxt = text[text.index("### What's next?") :].split("\n\n")[1].splitlines()
+    assert len(nxt) == 7
+    assert all(re.match(r"^- \[[^\]]+\]\((?:[\w-]+\.md)?#[\w-]+\) \[articles/", x) for x in nxt), nxt
+    assert nxt[0].startswith("- [Accessing Configurator](#accessing-configurator)")
+    titles = unique_titles([("Water", Target("a")), ("Support Policy", Target("b")), ("Reset", Target("c"))])
+    assert titles == {key_of("Support Policy"): Target("b")}
+    body = "Read on:\n\n - [Support Policy](other/support-policy.md)\n - Water\n - Support Policy and more\n"
+    assert listed_titles(body, titles) == {key_of("Support Policy")}

@@ -228,7 +228,7 @@ def planned_now(docs_list: list[SourceDoc], schema: WikiSchema) -> Planned:
         return fingerprint(specs[path], docs, schema, lib, nav)  # type: ignore[arg-type]
 
     pages = {s.path: s.sources for s in the_plan.pages}
-    about = {s.path: s.config["about"] for s in the_plan.pages if s.config.get("about")}
+    about = {s.path: s.about for s in the_plan.pages if s.about}
     return Planned(pages, the_plan.reasons, the_plan.superseded_by, the_plan.disputes, expected, about)
 
 

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from ..core.markdown import LINK_TEXT, escape_block_start
 from ..transform.layer1 import LAYER1
-from .links import Names, Target
+from .links import Names, Target, key_of
 
 
 @dataclass(frozen=True, order=True)
@@ -136,6 +136,7 @@ class Navigation:
     names: tuple[tuple[tuple[str, ...], str], ...] = ()
     proper: tuple[tuple[str, ...], ...] = ()  # names that link only where written as a name
     words: tuple[tuple[str, ...], ...] = ()  # of those, common words: a table cell never links them
+    titled: tuple[tuple[tuple[str, ...], str], ...] = ()  # titles linked where a line is one, whole
     see_also: tuple[tuple[str, str], ...] = ()
     backlinks: tuple[tuple[str, str], ...] = ()
     mentions: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
@@ -170,6 +171,7 @@ class _Linker:
     def __init__(self, nav: Navigation, page_path: str):
         self.names = Names({k: Target(href) for k, href in nav.names}, frozenset(nav.proper))
         self.words = frozenset(nav.words)
+        self.titled = dict(nav.titled)
         self.page = page_path
         self.done: set[tuple[str, ...]] = set()
 
@@ -177,6 +179,8 @@ class _Linker:
         self.done = set()
 
     def __call__(self, text: str, cell: bool = False) -> str:
+        if self.titled and not cell and "[" not in text and (href := self.titled.get(key_of(text))):
+            return f"[{text}]({relative(href, self.page)})"  # an item of a list of articles
         if not self.names.targets:
             return text
         shut = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
-from ..core.markdown import github_slug
+from ..core.markdown import github_slug, plain_inline
 from ..core.models import SourceDoc
 
 _WORD = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*")
@@ -48,6 +48,26 @@ def stem(word: str) -> str:
 
 def key_of(name: str) -> tuple[str, ...]:
     return tuple(stem(w) for w in _WORD.findall(name))
+
+
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(.+?)[ \t]*$", re.MULTILINE)
+MIN_TITLE_WORDS = 2  # a one-word item ('Water') is a word of a list, not a title
+
+
+def listed_titles(body: str, titles: dict[tuple[str, ...], Target]) -> set[tuple[str, ...]]:
+    """The ``titles`` that a list item of ``body`` is, whole: a list of other articles ('- [Support
+    Policy](…)' read as 'Support Policy'), whose items link to where each is shown."""
+    if not titles:
+        return set()
+    return {k for m in _ITEM.finditer(body) if (k := key_of(plain_inline(m.group(1)))) in titles}
+
+
+def unique_titles(entries: list[tuple[str, Target]]) -> dict[tuple[str, ...], Target]:
+    """Titles of at least two words that name one entry each, and where that entry is."""
+    seen = Counter(key_of(title) for title, _ in entries)
+    return {
+        k: target for title, target in entries if seen[k := key_of(title)] == 1 and len(k) >= MIN_TITLE_WORDS
+    }
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,11 @@ from .links import (
     backlinks,
     is_name,
     key_of,
+    listed_titles,
     outline_anchors,
     outline_of,
     rank_see_also,
+    unique_titles,
 )
 from .schema import SINGLE_PAGE_TYPES, Comparison, Device, TopicRule, WikiSchema
 from .timeline import Timeline, sentences_of, timeline
@@ -64,6 +66,12 @@ class PageSpec:
     def spec_hash(self) -> str:
         return sha256_tag(canonical_json([self.type, self.slug, self.title, self.sources, self.config]))
 
+    @property
+    def about(self) -> str:
+        """What the plan says the page is (the schema's words, which a page may show as such): its
+        contents or purpose, or for an entry, where it is filed (shown when its record has no prose)."""
+        return self.config.get("about") or self.config.get("filed") or ""
+
 
 @dataclass
 class Plan:
@@ -74,6 +82,7 @@ class Plan:
     reasons: dict[str, str] = field(default_factory=dict)  # unplaced layer-1 path → why
     anchors: dict[str, str] = field(default_factory=dict)  # path (or path#anchor) → anchor on its home
     links: dict[str, dict] = field(default_factory=dict)  # page → {subject name key: links.Target}
+    titled: dict[str, dict] = field(default_factory=dict)  # page → {title key: Target}, linked as whole items
     see_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
     backlinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # page path → title
@@ -775,21 +784,29 @@ def plan_topics(
     named = {key_of(t[0]) for t in topics.values()}
     for title, source, members, quoted in directories:  # 'Microgreens' the posts, 'Microgreens (plants)'
         title = title if key_of(title) not in named else f"{title} ({label(source).lower()})"
-        plan_entries(pages, title, members, quoted, facts_config)
+        plan_entries(pages, title, members, quoted, facts_config, label(source))
 
 
 def plan_entries(
-    pages: _Pages, title: str, members: list[SourceDoc], quoted: dict[str, list], facts_config: dict
+    pages: _Pages,
+    title: str,
+    members: list[SourceDoc],
+    quoted: dict[str, list],
+    facts_config: dict,
+    kind: str,
 ) -> None:
     """A page per entry (its home: all of it, and what other sources say about it, quoted) and a
-    directory of the group listing each entry with its opening sentence."""
+    directory of the group listing each entry with its opening sentence. ``kind``: what the
+    entries are, by their source's name ('Crops')."""
     listed = []
+    filed = f"An entry of {kind}, filed under {title.split(':', 1)[0]}: what its record says."
     for d in members:
         mentions = quoted.get(d.path, [])
         config = {
             "members": [d.path],
             "mentions": {d.path: mentions} if mentions else {},
             "facts": facts_config,
+            "filed": filed,
         }
         sources = pages.with_older([d.path]) + sorted({m[0] for m in mentions} - {d.path})
         spec = pages.add("entity", slugify(d.title), d.title, sources, config)
@@ -946,6 +963,8 @@ class Subjects:
     names: Names  # linkable subject names → where they live
     in_doc: dict[str, set]  # layer-1 path → name keys (linkable or not) it uses
     counts: Counter  # name key → documents using it
+    titles: dict = field(default_factory=dict)  # title key → where its entry is (links.unique_titles)
+    listed: dict[str, set] = field(default_factory=dict)  # layer-1 path → title keys its list items are
 
 
 def find_subjects(
@@ -999,8 +1018,14 @@ def find_subjects(
     proper |= {k for k in by_name if len(k) == 1 and k not in things}
     probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")), frozenset(proper))
     current = [d for d in docs if d.path not in the_plan.superseded_by]
-    found = each(lambda d: probe.keys_in(d.title + "\n" + plain_inline(d.body)), current, jobs)
-    in_doc = {d.path: keys for d, keys in zip(current, found, strict=True)}
+    titles = unique_titles([(title, target) for title, target, _ in entries])
+    found = each(
+        lambda d: (probe.keys_in(d.title + "\n" + plain_inline(d.body)), listed_titles(d.body, titles)),
+        current,
+        jobs,
+    )
+    in_doc = {d.path: keys for d, (keys, _) in zip(current, found, strict=True)}
+    listed = {d.path: keys for d, (_, keys) in zip(current, found, strict=True) if keys}
     counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
     names = dict(devices)
     common = max(2, COMMON_SHARE * len(current))  # a name most documents use says nothing as a link
@@ -1009,7 +1034,7 @@ def find_subjects(
             names[key] = targets[0]
     the_plan.proper = frozenset(k for k in proper if k in names)
     the_plan.words = frozenset(k for k in the_plan.proper if k not in devices)
-    return Subjects(Names(names, the_plan.proper), in_doc, counts)
+    return Subjects(Names(names, the_plan.proper), in_doc, counts, titles, listed)
 
 
 def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
@@ -1046,6 +1071,11 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
             if k in names.targets and names.targets[k].path != spec.path
         }
     the_plan.links = links
+    the_plan.titled = {
+        spec.path: {k: subjects.titles[k] for k in sorted(set().union(*keys))}
+        for spec in the_plan.pages
+        if (keys := [subjects.listed[p] for p in spec.sources if p in subjects.listed])
+    }
     outgoing = {p: {t.path for t in ls.values()} for p, ls in links.items()}
     for spec in the_plan.pages:  # pages that point readers to where their sources are shown whole
         if spec.type in ("device", "guide", "hub", "glossary", "changes"):

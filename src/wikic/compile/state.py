@@ -126,7 +126,7 @@ def plan_record(plan: Plan, fingerprints: dict[str, str], backend: str, model: s
         "backend": backend,
         "model": model,
         "pages": {s.path: [fingerprints.get(s.path), list(s.sources)] for s in plan.pages},
-        "about": {s.path: s.config["about"] for s in plan.pages if s.config.get("about")},
+        "about": {s.path: s.about for s in plan.pages if s.about},
         "superseded_by": plan.superseded_by,
         "disputes": [
             [

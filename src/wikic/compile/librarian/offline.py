@@ -44,7 +44,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-10"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-11"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -223,9 +223,11 @@ def _entity(job: PageJob) -> Draft:
             Block("bullets", sentences=sentences),
         ]
     body, lead = opening_first(body, job)
-    if not lead and not (body and body[0].kind == "para"):  # an entry of fields only: its first facts
-        table = next((b for b in body if b.kind == "table" and b.header == ("Fact", "Value")), None)
-        lead = facts_sentence(table) if table is not None else []
+    if not lead and not (body and body[0].kind == "para") and job.spec.config.get("filed"):
+        # an entry of fields only: the plan says what it is (its fact list follows; no lead repeats it)
+        job = replace(
+            job, spec=replace(job.spec, config={**job.spec.config, "about": job.spec.config["filed"]})
+        )
     draft = _finish(job, body, lead, names=(job.spec.title,))
     # an entry is looked up by its names (its title and the other names its record gives it), not
     # by the words of its description ('grown on logs' is no reason to open a mushroom's page)
