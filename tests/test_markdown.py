@@ -90,6 +90,7 @@ def test_empty_body():
         ("The tank holds 4.5 l. Refill weekly.", ["The tank holds 4.5 l.", "Refill weekly."]),
         ("Use e.g. tap water. It works.", ["Use e.g. tap water.", "It works."]),
         ("Dr. Smith said so. Fine.", ["Dr. Smith said so.", "Fine."]),
+        ("St. John's Wort blooms. Remove berries.", ["St. John's Wort blooms.", "Remove berries."]),
         ("See Fig. 3 for details. Next.", ["See Fig. 3 for details.", "Next."]),
         ('He said "stop." Then left.', ['He said "stop."', "Then left."]),
         ("Lower case after stop. still same.", ["Lower case after stop. still same."]),

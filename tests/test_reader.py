@@ -186,6 +186,40 @@ def test_a_common_word_is_no_name() -> None:
     ]
 
 
+def test_a_name_inside_a_longer_name_is_not_that_name() -> None:
+    """ "Johnny's Selected Seeds" is a shop, not the Seeds page; 'ginger mint' and 'apple mint'
+    are mints, not ginger or apples; 'Raspberry Pi' is no raspberry. A name still links where a
+    sentence opens with a verb before it ('Grow Basil') or it stands alone. A crop page quotes no
+    sentence about the Raspberry Pi, and a device whose short name is a word ('Express') gathers
+    no licence saying 'express or implied'."""
+    from wikic.compile.gather import name_pattern, names_it
+    from wikic.compile.librarian.extract import MentionIndex
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    names = Names({key_of(n): Target(n) for n in ("Seeds", "ginger", "mint", "apple", "Raspberry", "Basil")})
+    said = lambda text: [text[a:b] for a, b, _ in names.spans(text)]  # noqa: E731
+    assert said("Johnny's Selected Seeds sells them.") == []
+    assert said("Peppermint, ginger mint, and large apple mint are hybrids of mint.") == ["mint"] * 3
+    assert said("Insert the card into the Raspberry Pi.") == []
+    assert said("Grow Basil indoors; buy Seeds, a raspberry and ginger.") == [
+        "Basil",
+        "Seeds",
+        "raspberry",
+        "ginger",
+    ]
+    body = "# Flash\n\nInsert the microSD card into the Raspberry Pi.\n\nA raspberry cane fruits in summer.\n"
+    doc = SourceDoc(
+        "articles", "f", "f", "layer1_sources/articles/f.md", "Flash", {}, body, "", split_sections(body)
+    )
+    found = MentionIndex([doc]).find(["Raspberry"], "layer1_sources/crops/raspberry.md", 5)
+    assert [text for _, _, text in found] == ["A raspberry cane fruits in summer."]
+    named, other = name_pattern(("FarmBot Express", "Express"), ("Express XL",))
+    assert not names_it("These files come with no warranty, express or implied.", named, other)
+    assert names_it("The Express ships in one box.", named, other)
+    assert not names_it("The Express XL ships in two boxes.", named, other)
+
+
 def test_a_name_broken_by_a_bracket_links_nothing() -> None:
     """'Express (XL)' in a table row is the Express XL written another way: it linked as
     '[Express (XL](…))', a link cut by its own bracket. It links nothing now; 'Express XL' and
@@ -886,6 +920,24 @@ def test_an_entry_of_fields_only_says_where_it_is_filed_instead_of_repeating_its
     apple = body_lines(_page(farmbot_planned, "wiki/entries/apple.md"))
     first = next(x for x in apple if x.strip() and not x.startswith("#"))
     assert first.startswith("The apple is a deciduous tree"), first
+
+
+def test_an_entry_opens_with_its_record_s_description_once(farmbot_planned: Path) -> None:
+    """A crop's description (a long text field, which transform writes as a 'Description'
+    section) opens its page whole and unheaded, above its facts: no lead sentence lifted out of
+    it to be read again a few lines down (224 of 240 crop pages did)."""
+    types = kinds(farmbot_planned)
+    for path, text in pages(farmbot_planned).items():
+        if types.get(path) != "entity":
+            continue
+        lines = [x for x in body_lines(text) if "layer1_sources" in x]
+        assert len(lines) == len(set(lines)), (path, [x for x, n in Counter(lines).items() if n > 1])
+    oyster = body_lines(_page(farmbot_planned, "wiki/entries/pink-oyster-mushroom.md"))
+    said = [x for x in oyster if x.strip() and not x.startswith("# ")]
+    assert said[0].startswith("Pink Oyster mushrooms are a member of the Oyster family"), said[0]
+    assert "## Description" not in oyster
+    facts = next(i for i, x in enumerate(oyster) if x.startswith("| Binomial name | Pleurotus djamor"))
+    assert oyster.index(said[2]) < facts  # its three sentences, then its facts
 
 
 def test_a_list_of_article_titles_links_each_to_where_it_is_shown(farmbot_compiled: Path) -> None:

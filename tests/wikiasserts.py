@@ -50,7 +50,7 @@ def assert_every_fact_cited(root: Path) -> int:
     number of citations checked."""
     docs = {d.path: d for d in load_layer1(root)}
     doc_anchors = {p: anchors(d.body) for p, d in docs.items()}
-    about = {s.path: s.config.get("about", "") for s in planned(root)}
+    about = {s.path: s.about for s in planned(root)}
     checked = 0
     for path, text in pages(root).items():
         if path.startswith("wiki/index"):

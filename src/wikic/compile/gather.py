@@ -73,11 +73,19 @@ def name_pattern(names: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[re.P
     names = tuple(n for n in names if n)
 
     def alternatives(ns: tuple[str, ...]) -> str:
-        return "|".join(re.escape(n) for n in sorted(ns, key=len, reverse=True))
+        return "|".join(_as_written(n) for n in sorted(ns, key=len, reverse=True))
 
     named = re.compile(rf"(?<!\w)(?:{alternatives(names)})(?!\w)", re.IGNORECASE)
     other = re.compile(rf"(?<!\w)(?:{alternatives(exclude)})(?!\w)", re.IGNORECASE) if exclude else None
     return named, other
+
+
+def _as_written(name: str) -> str:
+    """A name in any case ('farmbot express'), but a one-word name only capitalised: 'Express'
+    is the kit, 'express or implied' is not."""
+    if len(name.split()) == 1 and name[:1].isupper():
+        return f"(?-i:{re.escape(name[0])}){re.escape(name[1:])}"
+    return re.escape(name)
 
 
 def names_it(text: str, named: re.Pattern, other: re.Pattern | None) -> bool:

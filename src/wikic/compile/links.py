@@ -125,7 +125,11 @@ class Names:
                         and _is_verb(toks[i - 1].group(), last.group(), after.group() if after else "")
                     )
                     common = key in self.proper and not _written_as_name(text, toks[i])
-                    if not verb and not common and not _continued(text, last, after):
+                    longer = _continued(text, last, after) or (
+                        size == 1
+                        and _within_longer(text, toks, i, (stems[i + 1],) in targets if after else False)
+                    )
+                    if not verb and not common and not longer:
                         out.append((toks[i].start(), _closed(text, toks[i].start(), last.end()), key))
                     taken = i + size
                     break
@@ -190,6 +194,21 @@ def _continued(text: str, last: re.Match, after: re.Match | None) -> bool:
         and after.group()[0].isupper()
         and text[last.end() : after.start()] == " "
     )
+
+
+def _within_longer(text: str, toks: list[re.Match], i: int, name_follows: bool) -> bool:
+    """Whether a one-word name is a word of a longer one: after a word written as a name
+    ("Johnny's Selected Seeds"), or before another name ('ginger mint' is a mint)."""
+    word = toks[i]
+    before = toks[i - 1] if i > 0 else None
+    after_name = (
+        before is not None
+        and word.group()[0].isupper()
+        and text[before.end() : word.start()] == " "
+        and _written_as_name(text, before)
+    )
+    compound = name_follows and text[word.end() : toks[i + 1].start()] == " "
+    return after_name or compound
 
 
 def is_name(title: str) -> bool:

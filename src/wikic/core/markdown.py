@@ -373,7 +373,9 @@ def _sent_end() -> re.Pattern:
 
 
 _SPACES = re.compile(r"\s+")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Dr|No|Fig|U\.S)\.|\b[A-Z]\.)$")
+_ABBREV = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|Prof|No|Fig|U\.S)\.|\b[A-Z]\.)$"
+)
 # Every abbreviation ends in '.' and is at most 7 characters: its match lies in the last 8, with
 # the character before it that decides its word boundary.
 _ABBREV_SPAN = 8

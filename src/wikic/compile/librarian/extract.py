@@ -14,7 +14,9 @@ from ...core.facts import (
     TAXONOMY,
     field_label,
     format_value,
+    is_bookkeeping,
     is_unknown,
+    label,
     plural_stem,
     prose_fields,
     restated_field,
@@ -38,6 +40,7 @@ from ...core.markdown import (
 from ...core.models import SourceDoc
 from ..citations import stem
 from ..draft import Block, Cell, Citation, Sentence
+from ..links import Names, Target, key_of
 from ..safety import suspicious
 
 _IMAGE = IMAGE_MARKUP
@@ -271,6 +274,27 @@ def is_title_section(doc: SourceDoc, section: Section) -> bool:
     return not section.heading or (section.level == 1 and section.heading == doc.title)
 
 
+def described_section(doc: SourceDoc) -> Section | None:
+    """The section that is the record's own description: headed by a text field's label, it holds
+    that field's text (transform writes a long field so). It opens the entry, unheaded: it is what
+    the record says the entry is. None when the document has an opening of its own."""
+    if any(is_title_section(doc, s) and s.text.strip() for s in doc.sections):
+        return None
+    texts = {
+        label(k): " ".join(v.split())
+        for k, v in doc.meta.items()
+        if isinstance(v, str) and not is_bookkeeping(k)
+    }
+    return next(
+        (
+            s
+            for s in doc.sections
+            if s.level == 2 and s.heading in texts and texts[s.heading] == " ".join(s.text.split())
+        ),
+        None,
+    )
+
+
 FOOTER_FACTS = 3  # up to this many facts close an entry; more open it, as an infobox
 
 
@@ -302,7 +326,13 @@ def home_blocks(
     # the section that lists them ('Details'), so that they are found as that section is
     box: list[Block] = [fact_list] if infobox else []
     at = len(blocks)
+    described = described_section(doc)
+    if described is not None:  # an encyclopedia entry opens with what its record says it is
+        blocks += section_content(doc, described)
+        at = len(blocks)
     for section in doc.sections:
+        if section is described:
+            continue
         content = section_content(doc, section)
         body = [b for b in (_without_restated(doc, b) for b in content) if b is not None]
         if not body:
@@ -734,6 +764,7 @@ class MentionIndex:
         """Up to ``limit`` sentences naming any of ``names`` (as whole words), outside ``exclude``;
         sentences whose section heading names it come first."""
         hits: dict[int, bool] = {}
+        as_names = Names({k: Target("") for n in names if (k := key_of(n))})  # 'Raspberry Pi' is no raspberry
         for name in names:
             toks = tuple(plural_stem(w) for w in words(name))
             if not toks or len(" ".join(toks)) < 4:
@@ -745,7 +776,8 @@ class MentionIndex:
                 doc, section, _, unit = self.units[n]
                 if doc.path == exclude:
                     continue
-                if any(unit[i : i + len(toks)] == toks for i in range(len(unit) - len(toks) + 1)):
+                said = any(unit[i : i + len(toks)] == toks for i in range(len(unit) - len(toks) + 1))
+                if said and as_names.keys_in(self.units[n][2]):
                     heading = tuple(plural_stem(w) for w in words(section.heading))
                     named = any(heading[i : i + len(toks)] == toks for i in range(len(heading)))
                     hits[n] = hits.get(n, False) or named

@@ -25,6 +25,7 @@ from .extract import (
     compared_facts,
     comparison_table,
     dated_title,
+    described_section,
     device_facts,
     facts_comparison,
     facts_table,
@@ -44,7 +45,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-11"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-12"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -222,7 +223,10 @@ def _entity(job: PageJob) -> Draft:
             Block("heading", text="Elsewhere in the knowledge base", level=2),
             Block("bullets", sentences=sentences),
         ]
-    body, lead = opening_first(body, job)
+    if body and body[0].kind == "para" and described_section(doc) is not None:
+        lead: list[Sentence] = []  # the record's own description opens the page, whole
+    else:
+        body, lead = opening_first(body, job)
     if not lead and not (body and body[0].kind == "para") and job.spec.config.get("filed"):
         # an entry of fields only: the plan says what it is (its fact list follows; no lead repeats it)
         job = replace(
@@ -300,7 +304,7 @@ def _directory(job: PageJob) -> Draft:
         doc = current_view(doc, job.superseded_by)
         entry = replace(job, spec=replace(job.spec, title=doc.title))
         blocks, opening = opening_first(entry_opening(doc, show, hide, fact_units(job)), entry)
-        if not opening and blocks and blocks[0].kind == "para":
+        if blocks and blocks[0].kind == "para" and (not opening or described_section(doc) is not None):
             opening = [blocks[0].sentences[0]]  # its opening paragraph reads on its own
         if not opening:  # an entry of fields only: its first fact
             table = next((b for b in blocks if b.kind == "table"), None)
@@ -314,7 +318,7 @@ def _directory(job: PageJob) -> Draft:
 def entry_opening(doc: SourceDoc, show, hide, units) -> list[Block]:
     """What an entry's page opens with, without rendering all of it: its long text fields, its
     fact list and its first section (what ``home_blocks`` puts first)."""
-    first = next((s for s in doc.sections if section_content(doc, s)), None)
+    first = described_section(doc) or next((s for s in doc.sections if section_content(doc, s)), None)
     kept = replace(doc, sections=(first,) if first else ())
     return home_blocks(kept, 1, show, hide, units)
 
