@@ -376,6 +376,17 @@ def test_the_holiday_guide_answers_going_away_for_two_weeks() -> None:
     assert "turn on vacation mode under Garden > Vacation" in current  # and how to switch it on
     assert "Before you leave" in text.split("## What to do")[0]  # and first
     assert not re.search(r"up to 14 days(?!.*21)", current)  # the old limit only in dated notes
+    assert "the limit stays at 14 days" in current  # the FAQ's opening, which 'Before you leave' qualifies
+
+
+def test_a_guide_quotes_the_opening_an_answer_s_section_qualifies() -> None:
+    """A section of an answer (a document titled as a question) is quoted with the answer's own
+    opening above it: 'Things to check' of 'My seeds haven't sprouted' came without 'Probably not
+    yet … lettuces and arugula often sprout in 3–7 days'. A post's preamble is no such opening."""
+    text = "\n".join(_current_lines(_page(REPO, "wiki/guides/first-week.md")))
+    assert "Probably not yet." in text and "14–28 days" in text
+    assert text.index("Probably not yet.") < text.index("Germination time varies")
+    assert "is available today" not in text  # app 5.0's post opens with its release, not the task
 
 
 def test_the_holiday_guide_quotes_only_what_the_trip_needs() -> None:

@@ -227,6 +227,48 @@ def _subsections(doc: SourceDoc, i: int) -> list[int]:
     return out
 
 
+def _above(doc: SourceDoc, i: int) -> list[int]:
+    """The sections section ``i`` sits under, outermost first: its document's opening (the text
+    under its title) and each heading above it ('Step 1: Add plants to your map' over 'Select
+    crops')."""
+    out, level = [], doc.sections[i].level
+    for j in range(i - 1, -1, -1):
+        if doc.sections[j].level < level:
+            out.append(j)
+            level = doc.sections[j].level
+    return out[::-1]
+
+
+CONTEXT = 5  # sentences and items, at most, of a section quoted above a chosen one to frame it
+
+
+def with_context(
+    units: list[list[Candidate]], pool: list[Candidate], timeline: Timeline | None
+) -> list[list[Candidate]]:
+    """Each unit with the short sections it sits under that no unit quotes yet: a sub-section
+    quoted without its document's opening lost the answer it qualifies ('… the limit stays at 14
+    days' opens the FAQ whose 'Before you leave' a holiday guide quotes). A document's opening
+    frames its sections when its title asks what the opening answers; a post's opening is its
+    preamble ('… is available today'), not the guide's business."""
+    at = {(c.doc.path, c.index): c for c in pool}
+    seen = {(c.doc.path, c.index) for unit in units for c in unit}
+    out = []
+    for unit in units:
+        doc, first = unit[0].doc, min(c.index for c in unit)
+        above = [
+            at[key]
+            for j in _above(doc, first)
+            if (key := (doc.path, j)) in at
+            and key not in seen
+            and len(prose_units(doc.sections[j].text)) <= CONTEXT
+            and not _outdated(doc, j, timeline)
+            and (doc.sections[j].level > 1 or doc.title.rstrip().endswith("?"))
+        ]
+        seen.update((c.doc.path, c.index) for c in above)
+        out.append(unit + above)  # the unit's own first section still decides its phase
+    return out
+
+
 def _steps(doc: SourceDoc, i: int) -> list[int]:
     """The step sections of the procedure section ``i`` belongs to ('Step 1' … 'Step 4' at one
     heading level, in one run), or [] when it is no step."""
@@ -465,6 +507,7 @@ def plan_guide(
     chosen_units = choose(guide, pool, timeline)
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
+    kept = with_context(kept, pool, timeline)
     ordered = order([[c] for c, _ in steps] + kept)  # how to start comes before what the newer says
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]
