@@ -98,6 +98,10 @@ def test_empty_body():
         ("水をやる。毎日です。", ["水をやる。", "毎日です。"]),
         ("Mix 1:2. 3 parts total.", ["Mix 1:2.", "3 parts total."]),
         ("No terminal punctuation", ["No terminal punctuation"]),
+        ("Costs approx. 5 euros. Done.", ["Costs approx. 5 euros.", "Done."]),
+        # an abbreviation inside a longer word ends a sentence: its boundary is read too
+        ("Add Soapprox. Then rinse.", ["Add Soapprox.", "Then rinse."]),
+        ("Ask Dr. Then wait.", ["Ask Dr. Then wait."]),
     ],
 )
 def test_split_sentences(text, sentences):

@@ -106,6 +106,29 @@ def test_compile_embeds_each_changed_text_once_and_a_rerun_writes_nothing(
     db.close()
 
 
+def test_a_changed_page_leaves_the_vectors_unread(
+    compiled_example: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only layer-1 chunks have vectors: an update that re-indexes a wiki page alone does not
+    list them again (compile's update after writing its pages), while a changed source does."""
+    from wikic.compile.searchindex import dense
+    from wikic.compile.searchindex.store import IndexStore
+
+    listed: list[int] = []
+    real = dense.sync_vectors
+    monkeypatch.setattr(dense, "sync_vectors", lambda *a, **k: listed.append(1) or real(*a, **k))
+    page = compiled_example / "wiki" / "comparisons" / "herbs.md"
+    page.write_text(page.read_text("utf-8") + "\nA line added by hand.\n", "utf-8")
+    with IndexStore(compiled_example) as index:
+        stats = index.update(semantic=True)
+    assert (stats.changed, stats.embedded, listed) == (1, 0, [])
+    source = compiled_example / "layer1_sources" / "faq" / "pump-noise.md"
+    source.write_text(source.read_text("utf-8") + "\nIt hums when the tank is low.\n", "utf-8")
+    with IndexStore(compiled_example) as index:
+        stats = index.update(semantic=True)
+    assert (stats.changed, stats.embedded, listed) == (1, 2, [1])
+
+
 def test_the_first_search_after_a_compile_finds_the_index_ready(compiled_example: Path) -> None:
     index, stats = open_index(compiled_example)
     index.close()

@@ -305,6 +305,8 @@ def _resolve(folder: str, href: str) -> str:
 
 
 def parse_citations(line: str, page_path: str) -> list[Citation]:
+    if LAYER1 not in line:  # every citation links into layer 1: most lines hold none
+        return []
     out = []
     for m in CITE_LINK.finditer(line):
         out.append(Citation(resolve_href(page_path, m.group(2)), m.group(3) or ""))
@@ -312,4 +314,7 @@ def parse_citations(line: str, page_path: str) -> list[Citation]:
 
 
 def strip_citations(line: str) -> str:
-    return re.sub(r"\s+", " ", CITE_LINK.sub("", line)).strip()
+    return _SPACES.sub(" ", CITE_LINK.sub("", line) if LAYER1 in line else line).strip()
+
+
+_SPACES = re.compile(r"\s+")

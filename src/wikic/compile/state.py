@@ -22,6 +22,7 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import SourceDoc
+from ..transform.layer1 import frontmatter_handler
 from .index import log_entry
 from .librarian.base import Librarian
 from .librarian.offline import quantity
@@ -46,7 +47,8 @@ def managed_pages(root: Path) -> dict[str, dict]:
         if rel in ("wiki/index.md", "wiki/log.md") or rel.startswith("wiki/index/"):
             continue
         try:
-            meta = frontmatter.loads(read_regular(root / rel).decode("utf-8")).metadata
+            text = read_regular(root / rel).decode("utf-8")
+            meta = frontmatter.loads(text, handler=frontmatter_handler()).metadata
         except (OSError, ValueError, yaml.YAMLError, UnicodeDecodeError, RecursionError):
             continue
         if too_large(meta):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .models import SourceDoc
 
@@ -187,10 +188,15 @@ def restated_field(doc: SourceDoc, text: str) -> str | None:
         return None
     name, value = m.group(1).strip().lower(), " ".join(m.group(2).split())
     for key, raw in doc.meta.items():
-        shown = " ".join(format_value(raw).split()) if _scalar(raw) else None
-        if name in (label(key).lower(), field_label(key).lower()) and value == shown:
+        if name in _labels(key) and _scalar(raw) and value == " ".join(format_value(raw).split()):
             return key
     return None
+
+
+@lru_cache(maxsize=4096)  # a layer's documents share their field names
+def _labels(key: str) -> tuple[str, str]:
+    """A field's label and its label with the unit, lower-cased, as a restated line names it."""
+    return label(key).lower(), field_label(key).lower()
 
 
 def fact_for_label(doc: SourceDoc, name: str) -> tuple[str, str] | None:

@@ -23,6 +23,7 @@ IMAGE_MARKUP = re.compile(r"!\[(?:[^\[\]]|\[[^\[\]]*\])*\]\((?:[^()]|\([^()]*\))
 _WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 # Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores.
 _INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
+_INLINE_MARK = re.compile(r"[*`~_]")  # a character ``_INLINE`` removes (found faster than by it)
 _HTML_TAG = re.compile(r"<[^<>]+>")
 _ATTRIBUTES = re.compile(r"\{:[^}\n]*\}")  # kramdown attributes ('{:.internal}'), never shown as text
 _MARKED = re.compile(r"[\[<*`~_:\\&]")  # a character some inline markup below needs
@@ -35,9 +36,9 @@ def plain_inline(text: str) -> str:
     backslash-escaped punctuation ('2\\) Step') reads as itself."""
     if not _MARKED.search(text):
         return text.strip()
-    text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
-    for _ in range(3):  # '[[a](x)](y)': a link in a link's text is read from the inside out
-        text, n = _LINK.subn(r"\1", text)
+    text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text) if "[[" in text else text
+    for _ in range(3 if "](" in text else 0):  # '[[a](x)](y)': a link in a link's text is read
+        text, n = _LINK.subn(r"\1", text)  # from the inside out
         if not n:
             break
     if "](" in text:  # nested deeper than that: what is left reads as text, never as a link
@@ -46,7 +47,8 @@ def plain_inline(text: str) -> str:
     text = _NBSP.sub(" ", text) if "&" in text else text
     text = _ATTRIBUTES.sub("", text) if "{:" in text else text
     text = _EMOJI_CODE.sub(_symbol, text) if ":" in text else text
-    return _ESCAPED.sub(r"\1", _INLINE.sub("", text)).strip()
+    text = _INLINE.sub("", text) if _INLINE_MARK.search(text) else text
+    return _ESCAPED.sub(r"\1", text).strip() if "\\" in text else text.strip()
 
 
 _EMOJI_CODE = re.compile(
@@ -374,18 +376,26 @@ _SPACES = re.compile(r"\s+")
 _ABBREV = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|approx|Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|Prof|No|Fig|U\.S)\.|\b[A-Z]\.)$"
 )
+# Every abbreviation ends in '.' and is at most 7 characters: its match lies in the last 8, with
+# the character before it that decides its word boundary.
+_ABBREV_SPAN = 8
 
 
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; conservative around abbreviations and decimals."""
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=1 << 14)  # a paragraph is split by the librarian, the timeline and coverage alike
+def _sentences(text: str) -> tuple[str, ...]:
     text = _SPACES.sub(" ", text).strip()
     if not text:
-        return []
+        return ()
     out: list[str] = []
     start = 0
     for m in _sent_end().finditer(text):
         candidate = text[start : m.end(1) if m.group(1) else m.end(2)].strip()
-        if _ABBREV.search(candidate):
+        if candidate.endswith(".") and _ABBREV.search(candidate[-_ABBREV_SPAN:]):
             continue
         if candidate:
             out.append(candidate)
@@ -393,7 +403,7 @@ def split_sentences(text: str) -> list[str]:
     tail = text[start:].strip()
     if tail:
         out.append(tail)
-    return out
+    return tuple(out)
 
 
 _NUMBER_UNIT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|°\s?[CF]|[a-zA-Zµ]+(?:/[a-zA-Z]+)?))?")

@@ -20,7 +20,7 @@ LAYER1 = "layer1_sources"
 
 
 @lru_cache(maxsize=1)
-def _frontmatter_handler():
+def frontmatter_handler():
     """python-frontmatter's YAML handler on libyaml's safe loader where PyYAML has it (several
     times faster on a large layer 1; the same safe subset of YAML). Built on first use: lookups
     that only read the search index never import either library."""
@@ -86,7 +86,7 @@ def _parsed(rel: str, data: bytes, digest: str) -> SourceDoc:
 
     parts = Path(rel).parts
     try:
-        post = frontmatter.loads(data.decode("utf-8"), handler=_frontmatter_handler())
+        post = frontmatter.loads(data.decode("utf-8"), handler=frontmatter_handler())
     except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
         raise KBError(
             f"{rel}: cannot read frontmatter ({exc}); fix the YAML between the '---' lines"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.markdown import plain_inline, split_sections
-from ...transform.layer1 import parse_doc
+from ...transform.layer1 import frontmatter_handler, parse_doc
 
 TYPE_CHECKING = False  # not typing's: only annotations name it
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
     from ..draft import parse_citations, strip_citations
 
     try:
-        post = frontmatter.loads(text)
+        post = frontmatter.loads(text, handler=frontmatter_handler())
     except (ValueError, yaml.YAMLError):
         return []
     meta = post.metadata

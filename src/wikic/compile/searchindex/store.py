@@ -214,15 +214,16 @@ class IndexStore:
         }
         stats = UpdateStats()
         refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
-        sources_changed = False
+        sources_changed = False  # only a source's chunks have vectors (dense.KINDS)
         with self.conn:  # one transaction, each changed file written as it is read (one held at a time)
             for rel, kind, digest, stamp, chunks, doc in self._changed(files, known, docs, stats, refreshed):
                 if rel in known:
+                    sources_changed = sources_changed or known[rel][0] == "source"
                     self._delete(rel)
                 self.add_chunks(rel, chunks)
                 if doc is not None:
                     self._add_doc(doc)
-                    sources_changed = True
+                sources_changed = sources_changed or kind == "source"
                 self.conn.execute(
                     "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
                 )
@@ -232,13 +233,14 @@ class IndexStore:
             for rel in gone:
                 self._delete(rel)
                 self.conn.execute("DELETE FROM files WHERE path=?", (rel,))
+            sources_changed = sources_changed or any(known[rel][0] == "source" for rel in gone)
             changed = bool(stats.added or stats.changed or gone)
             if refreshed and (stamps or changed):
                 self.conn.executemany("UPDATE files SET stat=? WHERE path=?", refreshed)
             if changed:
                 self._store("entities", Entities(self.entries(), self.doc_names()).as_json())
+            if sources_changed:  # pages and index entries have no vectors: theirs alone change none
                 self.conn.execute("DELETE FROM meta WHERE key=?", (SYNCED,))  # vectors to sync
-        sources_changed = sources_changed or any(known[rel][0] == "source" for rel in gone)
         if sources_changed or self._supersession()[0] != self._schema_key():
             with self.conn:
                 self._store_supersession(docs)
