@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 WIKIC := $(BIN)/wikic
-export PYTHONDONTWRITEBYTECODE := 1
 
 
 .PHONY: demo demo-onboard test venv fetch transform compile check verify bench bench-scale bench-local-llm lint clean-derived

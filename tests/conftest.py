@@ -34,6 +34,10 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The suite's workers already fill the cores: a compile runs in its worker (and in the commands a
+# test starts) unless the test asks for processes (``jobs=``), which test_scale compares.
+os.environ.setdefault("WIKIC_JOBS", "1")
 EXAMPLE_PARTS = ("schema", "layer0_raw", "layer1_sources", "wiki", "examples")
 
 

@@ -4,6 +4,7 @@ a sentence, and the same wiki from one process or many."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from pathlib import Path
 
@@ -340,3 +341,16 @@ def test_check_finds_the_same_whether_it_holds_layer1_or_reads_it_again(
     assert ("stale-page" in rules) == sources_too
     assert held.findings == reread.findings and held.statements == reread.statements
     assert held.coverage.as_dict() == reread.coverage.as_dict()
+
+
+def test_wikic_jobs_sets_the_default_number_of_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`WIKIC_JOBS` (a whole number ≥ 1) is how many processes a compile uses when `--jobs` is not
+    given; anything else leaves one per core."""
+    from wikic.core.pool import default_jobs
+
+    monkeypatch.setenv("WIKIC_JOBS", "3")
+    assert default_jobs() == 3
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    for junk in ("0", "two", "", "-1"):
+        monkeypatch.setenv("WIKIC_JOBS", junk)
+        assert default_jobs() == cores

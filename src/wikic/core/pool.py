@@ -22,8 +22,16 @@ R = TypeVar("R")
 _WORK: tuple[Callable[[Sequence[Any]], Any], Sequence[Any]] | None = None  # inherited by the forks
 
 
+JOBS_ENV = "WIKIC_JOBS"
+
+
 def default_jobs() -> int:
-    """One process per core this one may run on."""
+    """``WIKIC_JOBS`` when it is a whole number of at least 1 (a machine shared with other work,
+    or a test suite whose workers already fill the cores), else one process per core this one may
+    run on."""
+    value = os.environ.get(JOBS_ENV, "").strip()
+    if value.isdigit() and int(value) >= 1:
+        return int(value)
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
