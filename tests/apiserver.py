@@ -109,6 +109,8 @@ class ApiServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # a kept-alive connection answers at once, not after the client's delayed ACK (~40 ms)
+            disable_nagle_algorithm = True
 
             def do_GET(self) -> None:  # noqa: N802 (stdlib name)
                 server._handle(self)

@@ -283,6 +283,7 @@ class Scripted:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # see ApiServer
 
             def do_GET(self) -> None:  # noqa: N802
                 outer.requests.append(self.path)
