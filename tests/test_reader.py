@@ -981,3 +981,16 @@ def test_a_device_page_lists_what_is_said_in_passing_and_leaves_other_models_sto
     body = text.split("---\n", 2)[2]
     assert "blog/meet-canopy-12" not in body
     assert "starts rolling out today to all" not in body
+
+
+def test_a_guide_s_keywords_are_the_words_it_is_asked_by() -> None:
+    """The index line of a guide offers the words of its query and purpose that the page shows
+    ('vacation', 'trip'), not words its quoted sections happen to use ('culprit', 'guarantee')."""
+
+    def keys(path: str) -> list[str]:
+        return yaml.safe_load(_page(REPO, path).split("---\n")[1])["keywords"]
+
+    holiday = keys("wiki/guides/going-on-holiday.md")
+    assert {"vacation", "trip", "away"} <= set(holiday), holiday
+    first = keys("wiki/guides/first-week.md")
+    assert {"germination", "pods"} <= set(first) and not {"culprit", "guarantee"} & set(first), first
