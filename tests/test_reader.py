@@ -994,3 +994,18 @@ def test_a_guide_s_keywords_are_the_words_it_is_asked_by() -> None:
     assert {"vacation", "trip", "away"} <= set(holiday), holiday
     first = keys("wiki/guides/first-week.md")
     assert {"germination", "pods"} <= set(first) and not {"culprit", "guarantee"} & set(first), first
+
+
+def test_a_superseded_note_quotes_what_changed_not_the_labels_it_was_filed_by() -> None:
+    """The dated note of an older FAQ version quotes what it said that the current one does not;
+    of its fields, only those that changed and say something ('Products: grove-6' when vacation
+    mode was the Grove 6's alone), never its category again or its search tags."""
+    notes = [
+        line
+        for path, text in pages(REPO).items()
+        if path.startswith("wiki/topics/")
+        for line in body_lines(text)
+        if line.startswith("> ")
+    ]
+    assert notes and not [x for x in notes if "**Category:**" in x or "**Tags:**" in x]
+    assert any(x.startswith("> **Products:** grove-6 [") for x in notes)
