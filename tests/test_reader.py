@@ -1009,3 +1009,10 @@ def test_a_superseded_note_quotes_what_changed_not_the_labels_it_was_filed_by() 
     ]
     assert notes and not [x for x in notes if "**Category:**" in x or "**Tags:**" in x]
     assert any(x.startswith("> **Products:** grove-6 [") for x in notes)
+
+
+def test_no_page_shows_what_a_source_keeps_from_its_readers(farmbot_compiled: Path) -> None:
+    """FarmBot's parts pages carry factory quality-control tables marked '{:.internal}': 48 of
+    them were published, and 'Component tests' stood on one line with 15 citations."""
+    assert [p for p, t in pages(farmbot_compiled).items() if "Component tests" in t] == []
+    assert "| Tolerance |" not in pages(farmbot_compiled)["wiki/topics/tubing.md"]  # each table marked
