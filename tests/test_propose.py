@@ -331,3 +331,25 @@ def test_a_hyphenated_subject_word_is_named_as_its_headings_write_it(tree: Tree)
     titles = [i.data["title"] for i in proposal.items["guides"]]
     assert "Getting started: Z-Axis" in titles, titles
     assert not any("wireless" in t.lower() or "https" in t.lower() for t in titles), titles
+
+
+def test_a_guide_query_takes_a_word_from_each_document_not_from_one_with_many_headings() -> None:
+    """One article's headings about resets ('Soft reset', 'Option 1: hard reset', 'Hard reset
+    steps' …) no longer fill a troubleshooting guide's query: each matched document gives its own
+    best word, so the guide draws on several of them."""
+    from collections import Counter
+
+    from wikic.onboard.plan import _query
+
+    texts = [
+        "Soft reset Option 1: hard reset Option 2: hard reset Hard reset steps Isolated reset mode",
+        "Connectivity diagnosis codes",
+        "Troubleshooting water pressure",
+        "Camera troubleshooting calibration",
+    ]
+    df = Counter({"reset": 3, "hard": 2, "codes": 1, "pressure": 1, "camera": 2, "soft": 1, "isolated": 1})
+    words = _query(["troubleshooting"], texts, df, 100, n=5).split()
+    assert words[0] == "troubleshooting"
+    for text in texts[1:]:  # a word of each of the other documents
+        assert set(text.lower().split()) & set(words), (text, words)
+    assert len({"soft", "hard", "isolated", "option", "steps", "mode"} & set(words)) <= 1, words

@@ -595,15 +595,16 @@ def propose_guides(corpus: Corpus) -> list[Item]:
             if hit:
                 matched[d.path] = hit
                 sources.add(d.source)
-                for h in hit:
-                    cues.update(intent.hits(h))
+                cues.update({w for h in hit for w in intent.hits(h)})  # once per document
         if len(matched) < 3:
             continue
         pool = [d for d in corpus.docs if d.source in sources]
         local = corpus.df(sources)
         subjects = _subjects(matched, local, len(pool))
         examples = [h for hs in matched.values() for h in hs]
-        query = _query([w for w, _ in cues.most_common(4)], examples, df, n_docs)
+        query = _query(
+            [w for w, _ in cues.most_common(4)], [" ".join(hs) for hs in matched.values()], df, n_docs
+        )
         general = {
             "id": slugify(title),
             "title": title,
@@ -624,7 +625,12 @@ def propose_guides(corpus: Corpus) -> list[Item]:
                 "id": slugify(sub_title),
                 "title": sub_title,
                 "purpose": f"{purpose}: {phrase}.",
-                "query": _query([word, *(w for w, _ in cues.most_common(3))], heads, df, n_docs),
+                "query": _query(
+                    [word, *(w for w, _ in cues.most_common(3))],
+                    [" ".join(matched[p]) for p in paths],
+                    df,
+                    n_docs,
+                ),
             }
             if len({p.split("/")[1] for p in paths}) == 1:
                 data["sources"] = [paths[0].split("/")[1]]
@@ -685,10 +691,20 @@ def _phrase(word: str, heads: list[str]) -> str:
 
 
 def _query(first: list[str], texts: list[str], df: Counter, n_docs: int, n: int = 10) -> str:
-    counts = Counter(t for text in texts for t in tokens(text) if len(t) > 2 and not t.isdigit())
+    """Words for a guide's query: ``first``, then each document's own best word (``texts`` are
+    the matched headings of one document each), the strongest first: a word scores by how many
+    of the documents use it and how rare it is in the corpus. One word per document keeps the
+    guide broad: counting every heading, one article's six headings about resets made a
+    troubleshooting guide's query 'reset … hard soft option'."""
+    said = [{t for t in tokens(text) if len(set(t)) > 2 and t.isalpha()} for text in texts]
+    counts = Counter(t for words in said for t in words)
     score = {t: c * math.log(1 + n_docs / (1 + df.get(t, 0))) for t, c in counts.items()}
-    ranked = [t for t, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return " ".join(list(dict.fromkeys([*first, *ranked]))[:n])
+    chosen = list(dict.fromkeys(first))
+    best = {
+        min((w for w in words if w not in chosen), key=lambda t: (-score[t], t), default="") for words in said
+    }
+    chosen += sorted(best - {""}, key=lambda t: (-score[t], t))
+    return " ".join(chosen[:n])
 
 
 # -- versions --------------------------------------------------------------------------------------
