@@ -1016,3 +1016,11 @@ def test_no_page_shows_what_a_source_keeps_from_its_readers(farmbot_compiled: Pa
     them were published, and 'Component tests' stood on one line with 15 citations."""
     assert [p for p, t in pages(farmbot_compiled).items() if "Component tests" in t] == []
     assert "| Tolerance |" not in pages(farmbot_compiled)["wiki/topics/tubing.md"]  # each table marked
+
+
+def test_a_change_is_quoted_with_the_sentence_it_leans_on() -> None:
+    """'That replaces the 45-day window …' stated the change without saying what replaced it; the
+    change list quotes the sentence before it too, so the entry says '60 days'."""
+    line = next(x for x in body_lines(_page(REPO, "wiki/changes.md")) if x.startswith("- **2026-01-15**"))
+    said = strip_citations(line).partition(": ")[2]
+    assert said.startswith("From today") and "60 days" in said and "That replaces the 45-day window" in said
