@@ -353,3 +353,36 @@ def test_a_guide_query_takes_a_word_from_each_document_not_from_one_with_many_he
     for text in texts[1:]:  # a word of each of the other documents
         assert set(text.lower().split()) & set(words), (text, words)
     assert len({"soft", "hard", "isolated", "option", "steps", "mode"} & set(words)) <= 1, words
+
+
+def test_a_document_filed_under_an_intent_s_word_is_material_for_its_guide() -> None:
+    """An FAQ filed under 'troubleshooting' whose title is a question without that word ('Why
+    are the leaves pale?') is counted for the troubleshooting guide, and its title lends the
+    query words."""
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+    from wikic.onboard.plan import Corpus, propose_guides
+
+    def doc(n: int, title: str, category: str) -> SourceDoc:
+        body = f"# {title}\n\nSome text about it.\n"
+        meta = {"category": category}
+        return SourceDoc(
+            "faq",
+            str(n),
+            str(n),
+            f"layer1_sources/faq/{n}.md",
+            title,
+            meta,
+            body,
+            "",
+            tuple(split_sections(body)),
+        )
+
+    docs = [
+        doc(1, "Why are the leaves pale?", "troubleshooting"),
+        doc(2, "Why is the pump noisy?", "troubleshooting"),
+    ]
+    docs += [doc(3, "Why does the light blink?", "troubleshooting"), doc(4, "How big is the tank?", "specs")]
+    (guide, *_) = [i for i in propose_guides(Corpus(docs, {})) if "troubleshooting" in i.data["query"]]
+    assert guide.seen.startswith("3 documents with troubleshooting words")
+    assert {"pale", "pump", "blink"} & set(guide.data["query"].split())

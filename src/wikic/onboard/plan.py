@@ -41,6 +41,7 @@ from ..compile.schema import load_wiki_schema
 from ..compile.versions import current_view, supersession, version_chains
 from ..core.bm25 import tokens
 from ..core.errors import ConfigError
+from ..core.facts import TAXONOMY
 from ..core.facts import UNITS as FIELD_UNITS
 from ..core.fsutil import atomic_write
 from ..core.markdown import STOPWORDS, plain_inline, word_matches, words
@@ -578,7 +579,8 @@ def record_comparisons(corpus: Corpus, topics: list[Item], device_only: set[str]
 
 
 def propose_guides(corpus: Corpus) -> list[Item]:
-    """For each intent with material in three or more documents: a guide over all of it, and one
+    """For each intent with material in three or more documents (its words in their titles,
+    headings or categories): a guide over all of it, and one
     per subject (a word four or more of those documents' titles and headings share)."""
     df = corpus.df()
     n_docs = max(1, len(corpus.docs))
@@ -592,10 +594,13 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         for d in corpus.docs:
             heads = [d.title] + [s.heading for s in d.sections if s.heading and s.heading != d.title]
             hit = [h for h in heads if intent.hits(h)]
+            filed = intent.hits(_filed_under(d))
+            if filed and not hit:  # 'category: troubleshooting' above a title without its words
+                hit = [d.title]
             if hit:
                 matched[d.path] = hit
                 sources.add(d.source)
-                cues.update({w for h in hit for w in intent.hits(h)})  # once per document
+                cues.update({w for h in hit for w in intent.hits(h)} | set(filed))  # once per document
         if len(matched) < 3:
             continue
         pool = [d for d in corpus.docs if d.source in sources]
@@ -613,7 +618,7 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         }
         if len(sources) == 1:
             general["sources"] = sorted(sources)
-        seen = f"{len(matched)} documents with {key} words in their titles or headings ({', '.join(w for w, _ in cues.most_common(5))})"
+        seen = f"{len(matched)} documents with {key} words in their titles, headings or categories ({', '.join(w for w, _ in cues.most_common(5))})"
         items.append(Item(general, seen, context=examples[:8]))
         for word, phrase, paths in subjects[:2]:
             if phrase.lower() in taken or not _a_subject(corpus, phrase):
@@ -638,6 +643,14 @@ def propose_guides(corpus: Corpus) -> list[Item]:
                 Item(data, f"{len(paths)} of those documents are about '{phrase}'", context=heads[:8])
             )
     return items[:MAX_GUIDES]
+
+
+def _filed_under(doc: SourceDoc) -> str:
+    """The words a document is filed under: its taxonomy fields' values ('troubleshooting',
+    'cleaning-and-maintenance' read as words)."""
+    values = [doc.meta.get(k) for k in sorted(TAXONOMY)]
+    flat = [v for x in values for v in (x if isinstance(x, list) else [x]) if isinstance(v, str)]
+    return " ".join(flat).replace("-", " ").replace("/", " ").replace("_", " ")
 
 
 def _a_subject(corpus: Corpus, phrase: str) -> bool:
