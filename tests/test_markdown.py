@@ -106,19 +106,3 @@ def test_empty_body():
 )
 def test_split_sentences(text, sentences):
     assert split_sentences(text) == sentences
-
-
-def test_a_block_the_source_marks_internal_is_not_read() -> None:
-    """'{:.internal}' closing a paragraph or on the line after a table keeps that block from the
-    site's readers, so from the wiki too; another class ('{: .wide}') hides nothing."""
-    from wikic.core.markdown import readable
-
-    text = (
-        "# Gasket\n\n**Component tests**{:.internal}\n\n|Test|Target|\n|---|---|\n|Fit|snug|\n{:.internal}\n\n"
-        "Keep the gasket dry.\n\n|Size|mm|\n|---|---|\n|A|3|\n{: .wide}\n\n"
-        "**Bench tests**{:.internal}\n\n|Test|Target|\n|---|---|\n|Flow|steady|\n\nRinse it after use.\n"
-    )
-    shown = readable(text)
-    assert "Component tests" not in shown and "snug" not in shown
-    assert "Keep the gasket dry." in shown and "|A|3|" in shown
-    assert "steady" not in shown and "Rinse it after use." in shown  # the table an internal label heads

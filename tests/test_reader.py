@@ -1011,13 +1011,6 @@ def test_a_superseded_note_quotes_what_changed_not_the_labels_it_was_filed_by() 
     assert any(x.startswith("> **Products:** grove-6 [") for x in notes)
 
 
-def test_no_page_shows_what_a_source_keeps_from_its_readers(farmbot_compiled: Path) -> None:
-    """FarmBot's parts pages carry factory quality-control tables marked '{:.internal}': 48 of
-    them were published, and 'Component tests' stood on one line with 15 citations."""
-    assert [p for p, t in pages(farmbot_compiled).items() if "Component tests" in t] == []
-    assert "| Tolerance |" not in pages(farmbot_compiled)["wiki/topics/tubing.md"]  # each table marked
-
-
 def test_a_change_is_quoted_with_the_sentence_it_leans_on() -> None:
     """'That replaces the 45-day window …' stated the change without saying what replaced it; the
     change list quotes the sentence before it too, so the entry says '60 days'."""

@@ -196,35 +196,8 @@ def without_controls(text: str) -> str:
 
 
 def readable(text: str) -> str:
-    """Markdown without what a browser would not show as text: style and script blocks, comments,
-    and blocks the source marks internal (``without_hidden``)."""
-    text = _NOT_TEXT.sub("", text) if "<" in text else text
-    return without_hidden(text) if "{:" in text else text
-
-
-# A kramdown class that keeps a block from readers: '{:.internal}' on the line after a table, or
-# closing a paragraph ('**Component tests**{:.internal}').
-_HIDDEN = re.compile(r"\{:\s*(?:[^}\n]*\s)?\.(?:internal|hidden)(?:\s[^}\n]*)?\}\s*$")
-
-
-def without_hidden(text: str) -> str:
-    """``text`` less each block (lines up to a blank one) whose last line carries a kramdown class
-    that hides it from the site's readers ('internal', 'hidden'), and the table a hidden one-line
-    label heads ('**Component tests**{:.internal}' over a factory's quality-control table): what
-    the source keeps from its readers is not theirs to read in the wiki either."""
-    blocks = re.split(r"(\n[ \t]*\n)", text)
-    out, label = [], False
-    for block in blocks:
-        if not block.strip():  # the blank lines between blocks
-            out.append(block)
-            continue
-        hidden = bool(_HIDDEN.search(block.rstrip().rsplit("\n", 1)[-1]))
-        if hidden or (label and block.lstrip().startswith("|")):
-            label = hidden and "\n" not in block.strip()
-            continue
-        label = False
-        out.append(block)
-    return "".join(out)
+    """Markdown without what a browser would not show as text: style and script blocks, comments."""
+    return _NOT_TEXT.sub("", text) if "<" in text else text
 
 
 # A table row needs a '|'; the delimiter row under the header has a '|' and only dashes, colons
