@@ -97,6 +97,7 @@ def test_fact_units_name_the_subject_and_skip_record_fields():
         common_names=["Karotte"],
         products=["grove-6", "canopy-12"],  # where the record is filed: no answer says it
         tags=["roots"],
+        author="Hannah Lindqvist",  # who wrote it: no answer says it either
     )
     [facts] = fact_units(doc)
     assert facts.text == (

@@ -331,3 +331,58 @@ def test_a_hyphenated_subject_word_is_named_as_its_headings_write_it(tree: Tree)
     titles = [i.data["title"] for i in proposal.items["guides"]]
     assert "Getting started: Z-Axis" in titles, titles
     assert not any("wireless" in t.lower() or "https" in t.lower() for t in titles), titles
+
+
+def test_a_guide_query_takes_a_word_from_each_document_not_from_one_with_many_headings() -> None:
+    """One article's headings about resets ('Soft reset', 'Option 1: hard reset', 'Hard reset
+    steps' …) no longer fill a troubleshooting guide's query: each matched document gives its own
+    best word, so the guide draws on several of them."""
+    from collections import Counter
+
+    from wikic.onboard.plan import _query
+
+    texts = [
+        "Soft reset Option 1: hard reset Option 2: hard reset Hard reset steps Isolated reset mode",
+        "Connectivity diagnosis codes",
+        "Troubleshooting water pressure",
+        "Camera troubleshooting calibration",
+    ]
+    df = Counter({"reset": 3, "hard": 2, "codes": 1, "pressure": 1, "camera": 2, "soft": 1, "isolated": 1})
+    words = _query(["troubleshooting"], texts, df, 100, n=5).split()
+    assert words[0] == "troubleshooting"
+    for text in texts[1:]:  # a word of each of the other documents
+        assert set(text.lower().split()) & set(words), (text, words)
+    assert len({"soft", "hard", "isolated", "option", "steps", "mode"} & set(words)) <= 1, words
+
+
+def test_a_document_filed_under_an_intent_s_word_is_material_for_its_guide() -> None:
+    """An FAQ filed under 'troubleshooting' whose title is a question without that word ('Why
+    are the leaves pale?') is counted for the troubleshooting guide, and its title lends the
+    query words."""
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+    from wikic.onboard.plan import Corpus, propose_guides
+
+    def doc(n: int, title: str, category: str) -> SourceDoc:
+        body = f"# {title}\n\nSome text about it.\n"
+        meta = {"category": category}
+        return SourceDoc(
+            "faq",
+            str(n),
+            str(n),
+            f"layer1_sources/faq/{n}.md",
+            title,
+            meta,
+            body,
+            "",
+            tuple(split_sections(body)),
+        )
+
+    docs = [
+        doc(1, "Why are the leaves pale?", "troubleshooting"),
+        doc(2, "Why is the pump noisy?", "troubleshooting"),
+    ]
+    docs += [doc(3, "Why does the light blink?", "troubleshooting"), doc(4, "How big is the tank?", "specs")]
+    (guide, *_) = [i for i in propose_guides(Corpus(docs, {})) if "troubleshooting" in i.data["query"]]
+    assert guide.seen.startswith("3 documents with troubleshooting words")
+    assert {"pale", "pump", "blink"} & set(guide.data["query"].split())

@@ -981,3 +981,39 @@ def test_a_device_page_lists_what_is_said_in_passing_and_leaves_other_models_sto
     body = text.split("---\n", 2)[2]
     assert "blog/meet-canopy-12" not in body
     assert "starts rolling out today to all" not in body
+
+
+def test_a_guide_s_keywords_are_the_words_it_is_asked_by() -> None:
+    """The index line of a guide offers the words of its query and purpose that the page shows
+    ('vacation', 'trip'), not words its quoted sections happen to use ('culprit', 'guarantee')."""
+
+    def keys(path: str) -> list[str]:
+        return yaml.safe_load(_page(REPO, path).split("---\n")[1])["keywords"]
+
+    holiday = keys("wiki/guides/going-on-holiday.md")
+    assert {"vacation", "trip", "away"} <= set(holiday), holiday
+    first = keys("wiki/guides/first-week.md")
+    assert {"germination", "pods"} <= set(first) and not {"culprit", "guarantee"} & set(first), first
+
+
+def test_a_superseded_note_quotes_what_changed_not_the_labels_it_was_filed_by() -> None:
+    """The dated note of an older FAQ version quotes what it said that the current one does not;
+    of its fields, only those that changed and say something ('Products: grove-6' when vacation
+    mode was the Grove 6's alone), never its category again or its search tags."""
+    notes = [
+        line
+        for path, text in pages(REPO).items()
+        if path.startswith("wiki/topics/")
+        for line in body_lines(text)
+        if line.startswith("> ")
+    ]
+    assert notes and not [x for x in notes if "**Category:**" in x or "**Tags:**" in x]
+    assert any(x.startswith("> **Products:** grove-6 [") for x in notes)
+
+
+def test_a_change_is_quoted_with_the_sentence_it_leans_on() -> None:
+    """'That replaces the 45-day window …' stated the change without saying what replaced it; the
+    change list quotes the sentence before it too, so the entry says '60 days'."""
+    line = next(x for x in body_lines(_page(REPO, "wiki/changes.md")) if x.startswith("- **2026-01-15**"))
+    said = strip_citations(line).partition(": ")[2]
+    assert said.startswith("From today") and "60 days" in said and "That replaces the 45-day window" in said

@@ -937,6 +937,16 @@ def glossary(terms: list[list[str]], subjects: Subjects) -> list[list[str]]:
     return sorted(found.values(), key=lambda e: e[0].lower())[:GLOSSARY_MAX]
 
 
+def with_antecedent(doc: SourceDoc, anchor: str, text: str) -> str:
+    """``text`` after the sentence before it in its section when it leans on that one ('That
+    replaces the 45-day window …' needs '… you now have 60 days …'), else ``text``."""
+    if self_contained(text):
+        return text
+    said = [t for a, t in sentences_of(doc) if a == anchor]
+    at = said.index(text) if text in said else 0
+    return f"{said[at - 1]} {text}" if at > 0 else text
+
+
 def change_entries(tl: Timeline) -> list[dict]:
     """One entry per changed fact for wiki/changes.md, newest first: the values in order and the
     statements that give each (change statements and the older statements they outdate)."""
@@ -945,7 +955,8 @@ def change_entries(tl: Timeline) -> list[dict]:
         statements: dict[tuple[str, str], list[str]] = {}
         for c in reversed(chain):
             s = c.statement
-            statements.setdefault((s.doc.path, s.text), [s.doc.path, s.anchor, s.text, s.date])
+            said = with_antecedent(s.doc, s.anchor, s.text)
+            statements.setdefault((s.doc.path, s.text), [s.doc.path, s.anchor, said, s.date])
         for outdated in tl.outdated.values():
             for change, st in outdated.values():
                 if change in chain:

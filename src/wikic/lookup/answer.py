@@ -184,6 +184,7 @@ _STEP = re.compile(r"^\*\*\s*Step\s+(\d+)\s*:?\s*\*\*\s*:?\s*(.*)$", re.IGNORECA
 _CALLOUT = re.compile(r"^\*\*([^*]{1,80}?)[.:]?\*\*\s+(?=[A-Z0-9])(.*)$")
 # Fields that file a record under a heading rather than state something about its subject.
 CLASSIFYING = TAXONOMY | {"keywords"}  # where a record is filed ('Products: grove-6'): no answer
+BYLINE = frozenset({"author", "authors", "byline", "writer", "written_by"})  # who wrote it: no answer
 # A value that locates the record rather than stating a fact: a URL or a path ('v15/app').
 _LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z]{3})\S*/\S*)$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
@@ -426,7 +427,7 @@ def fact_units(doc: SourceDoc) -> list[Unit]:
     """A document's facts (``facts.facts``) as one fact list ('Carrot — Row spacing: 20; Spread:
     10'), citing the section that states most of the values (else the document's first section).
     A value that only locates the record (a path such as 'v15/app') says nothing to a reader."""
-    found = [f for f in facts(doc) if f.key not in CLASSIFYING and not _LOCATION.match(f.value)]
+    found = [f for f in facts(doc) if f.key not in CLASSIFYING | BYLINE and not _LOCATION.match(f.value)]
     if not found:
         return []
     parts = tuple(f"{f.label}: {f.value}" for f in found)
@@ -645,11 +646,16 @@ _PAST = re.compile(r"^(?:until now|until today|up to now|previously|formerly|in 
 
 def _past(unit: Unit, stale: frozenset[str]) -> bool:
     """Whether a sentence unit states what no longer holds: a newer source changed it (``stale``,
-    as the compile's timeline quotes them), or it says it tells the past."""
+    as the compile's timeline quotes them), it says it tells the past, or it announces 'today's'
+    change in a document a newer source changed ('Starting today, we are changing our return
+    policy.' in the post of the policy that another replaced)."""
     if unit.kind != "sentence":
         return False
     said = " ".join(plain_inline(unit.text).split())
-    return said in stale or bool(_PAST.match(said))
+    return said in stale or bool(_PAST.match(said)) or bool(stale and _TODAY.match(said))
+
+
+_TODAY = re.compile(r"^(?:starting|from|as of|beginning|effective) today\b", re.I)
 
 
 def compose(

@@ -41,6 +41,7 @@ from ..compile.schema import load_wiki_schema
 from ..compile.versions import current_view, supersession, version_chains
 from ..core.bm25 import tokens
 from ..core.errors import ConfigError
+from ..core.facts import TAXONOMY
 from ..core.facts import UNITS as FIELD_UNITS
 from ..core.fsutil import atomic_write
 from ..core.markdown import STOPWORDS, plain_inline, word_matches, words
@@ -578,7 +579,8 @@ def record_comparisons(corpus: Corpus, topics: list[Item], device_only: set[str]
 
 
 def propose_guides(corpus: Corpus) -> list[Item]:
-    """For each intent with material in three or more documents: a guide over all of it, and one
+    """For each intent with material in three or more documents (its words in their titles,
+    headings or categories): a guide over all of it, and one
     per subject (a word four or more of those documents' titles and headings share)."""
     df = corpus.df()
     n_docs = max(1, len(corpus.docs))
@@ -592,18 +594,22 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         for d in corpus.docs:
             heads = [d.title] + [s.heading for s in d.sections if s.heading and s.heading != d.title]
             hit = [h for h in heads if intent.hits(h)]
+            filed = intent.hits(_filed_under(d))
+            if filed and not hit:  # 'category: troubleshooting' above a title without its words
+                hit = [d.title]
             if hit:
                 matched[d.path] = hit
                 sources.add(d.source)
-                for h in hit:
-                    cues.update(intent.hits(h))
+                cues.update({w for h in hit for w in intent.hits(h)} | set(filed))  # once per document
         if len(matched) < 3:
             continue
         pool = [d for d in corpus.docs if d.source in sources]
         local = corpus.df(sources)
         subjects = _subjects(matched, local, len(pool))
         examples = [h for hs in matched.values() for h in hs]
-        query = _query([w for w, _ in cues.most_common(4)], examples, df, n_docs)
+        query = _query(
+            [w for w, _ in cues.most_common(4)], [" ".join(hs) for hs in matched.values()], df, n_docs
+        )
         general = {
             "id": slugify(title),
             "title": title,
@@ -612,7 +618,7 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         }
         if len(sources) == 1:
             general["sources"] = sorted(sources)
-        seen = f"{len(matched)} documents with {key} words in their titles or headings ({', '.join(w for w, _ in cues.most_common(5))})"
+        seen = f"{len(matched)} documents with {key} words in their titles, headings or categories ({', '.join(w for w, _ in cues.most_common(5))})"
         items.append(Item(general, seen, context=examples[:8]))
         for word, phrase, paths in subjects[:2]:
             if phrase.lower() in taken or not _a_subject(corpus, phrase):
@@ -624,7 +630,12 @@ def propose_guides(corpus: Corpus) -> list[Item]:
                 "id": slugify(sub_title),
                 "title": sub_title,
                 "purpose": f"{purpose}: {phrase}.",
-                "query": _query([word, *(w for w, _ in cues.most_common(3))], heads, df, n_docs),
+                "query": _query(
+                    [word, *(w for w, _ in cues.most_common(3))],
+                    [" ".join(matched[p]) for p in paths],
+                    df,
+                    n_docs,
+                ),
             }
             if len({p.split("/")[1] for p in paths}) == 1:
                 data["sources"] = [paths[0].split("/")[1]]
@@ -632,6 +643,14 @@ def propose_guides(corpus: Corpus) -> list[Item]:
                 Item(data, f"{len(paths)} of those documents are about '{phrase}'", context=heads[:8])
             )
     return items[:MAX_GUIDES]
+
+
+def _filed_under(doc: SourceDoc) -> str:
+    """The words a document is filed under: its taxonomy fields' values ('troubleshooting',
+    'cleaning-and-maintenance' read as words)."""
+    values = [doc.meta.get(k) for k in sorted(TAXONOMY)]
+    flat = [v for x in values for v in (x if isinstance(x, list) else [x]) if isinstance(v, str)]
+    return " ".join(flat).replace("-", " ").replace("/", " ").replace("_", " ")
 
 
 def _a_subject(corpus: Corpus, phrase: str) -> bool:
@@ -685,10 +704,20 @@ def _phrase(word: str, heads: list[str]) -> str:
 
 
 def _query(first: list[str], texts: list[str], df: Counter, n_docs: int, n: int = 10) -> str:
-    counts = Counter(t for text in texts for t in tokens(text) if len(t) > 2 and not t.isdigit())
+    """Words for a guide's query: ``first``, then each document's own best word (``texts`` are
+    the matched headings of one document each), the strongest first: a word scores by how many
+    of the documents use it and how rare it is in the corpus. One word per document keeps the
+    guide broad: counting every heading, one article's six headings about resets made a
+    troubleshooting guide's query 'reset … hard soft option'."""
+    said = [{t for t in tokens(text) if len(set(t)) > 2 and t.isalpha()} for text in texts]
+    counts = Counter(t for words in said for t in words)
     score = {t: c * math.log(1 + n_docs / (1 + df.get(t, 0))) for t, c in counts.items()}
-    ranked = [t for t, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return " ".join(list(dict.fromkeys([*first, *ranked]))[:n])
+    chosen = list(dict.fromkeys(first))
+    best = {
+        min((w for w in words if w not in chosen), key=lambda t: (-score[t], t), default="") for words in said
+    }
+    chosen += sorted(best - {""}, key=lambda t: (-score[t], t))
+    return " ".join(chosen[:n])
 
 
 # -- versions --------------------------------------------------------------------------------------

@@ -452,9 +452,13 @@ def comparison_table(
     return Block("table", header=("Name", *(field_label(f, units) for f in fields)), rows=tuple(out))
 
 
+SEARCH_LABELS = frozenset({"tags", "tag", "labels", "label", "keywords"})
+
+
 def superseded_notes(older: list[SourceDoc], current: SourceDoc | None = None) -> list[Block]:
     """For each older version (newest first) a note with its date, quoting what it said that a
-    newer version does not say any more, citing it."""
+    newer version does not say any more (its fields too, but for the labels it was found by),
+    citing it."""
     if not older:
         return []
     said = (
@@ -469,7 +473,9 @@ def superseded_notes(older: list[SourceDoc], current: SourceDoc | None = None) -
                 if restated_field(old, s.text) is None and key not in said:
                     sentences.append(s)
                     said.add(key)
-        listed = field_facts(old)
+        now = {f.key: f.text for f in field_facts(current)} if current else {}
+        # what it changed, of what it says (not the labels it was found by)
+        listed = [f for f in field_facts(old) if now.get(f.key) != f.text and f.key not in SEARCH_LABELS]
         if listed:  # what the older version was filed under, in one line
             first = next((s.anchor for s in old.sections if s.anchor), "")
             text = "; ".join(f.text for f in listed)

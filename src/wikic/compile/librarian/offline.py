@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from ...core.bm25 import tokens
 from ...core.facts import facts as field_facts
 from ...core.markdown import plain_inline, unnumbered
 from ...core.models import SourceDoc
@@ -45,7 +46,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-13"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-15"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -504,7 +505,19 @@ def _guide(job: PageJob) -> Draft:
             )
             continue
         blocks += _guide_run(job, doc, sections, 3 if staged else 2)
-    return _finish(job, blocks)
+    return _finish(job, blocks, names=asked_words(job, blocks))
+
+
+def asked_words(job: PageJob, blocks: list[Block]) -> tuple[str, ...]:
+    """A guide's words for what it is asked (its query and purpose in the schema, in their order)
+    that the page shows: what an agent looking for it would type ('vacation', 'trip'), before the
+    words its quoted sections happen to use often ('culprit', 'guarantee')."""
+    guide = job.spec.config.get("guide") or {}
+    shown = set(tokens(" ".join([job.spec.config.get("about") or "", job.spec.title])))
+    for b in blocks:
+        shown.update(t for x in (b.text, *(s.text for s in b.sentences)) for t in tokens(plain_inline(x)))
+    asked = tokens(f"{guide.get('query') or ''} {guide.get('purpose') or ''}")
+    return tuple(t for t in dict.fromkeys(asked) if t in shown and len(t) > 2 and t.isalpha())
 
 
 def _only(blocks: list[Block], texts: set[str]) -> list[Block]:
