@@ -14,8 +14,16 @@ from dataclasses import dataclass, field, replace
 
 from ..core.bm25 import tokens
 from ..core.errors import ConfigError
+from ..core.facts import (
+    TAXONOMY,
+    field_label,
+    is_bookkeeping,
+    is_unknown,
+    label,
+    prose_fields,
+    restated_field,
+)
 from ..core.facts import facts as field_facts
-from ..core.facts import field_label, is_bookkeeping, is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable, unnumbered
 from ..core.models import SourceDoc
@@ -1031,7 +1039,7 @@ def find_subjects(
     current = [d for d in docs if d.path not in the_plan.superseded_by]
     titles = unique_titles([(title, target) for title, target, _ in entries])
     found = each(
-        lambda d: (probe.keys_in(d.title + "\n" + plain_inline(d.body)), listed_titles(d.body, titles)),
+        lambda d: (probe.keys_in(scanned_text(d)), listed_titles(d.body, titles)),
         current,
         jobs,
     )
@@ -1046,6 +1054,14 @@ def find_subjects(
     the_plan.proper = frozenset(k for k in proper if k in names)
     the_plan.words = frozenset(k for k in the_plan.proper if k not in devices)
     return Subjects(Names(names, the_plan.proper), in_doc, counts, titles, listed)
+
+
+def scanned_text(doc: SourceDoc) -> str:
+    """What a document says that may name a subject: its title, its text, and its fields' values
+    (a plant's companions 'thai-basil, dill', the planters it suits 'grove-6, canopy-12'), not
+    where it is filed ('section: v1.1/bom/fasteners-and-hardware')."""
+    values = "\n".join(f.value for f in field_facts(doc) if f.key not in TAXONOMY and "/" not in f.value)
+    return f"{doc.title}\n{plain_inline(doc.body)}\n{values}"
 
 
 def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
