@@ -1041,3 +1041,13 @@ def test_a_field_naming_entries_or_planters_links_them() -> None:
         "| Suitable devices | [grove-6](../devices/grove-6.md), [canopy-12](../devices/canopy-12.md) ["
         in text
     )
+
+
+def test_a_page_s_own_name_keeps_a_shorter_name_inside_it_from_linking(farmbot_compiled: Path) -> None:
+    """On the Express XL's page 'Express (XL)' linked its 'Express' to the Express page, and on
+    Belgian Endive's page 'Belgian Endive' linked its 'Endive': a page's own names link nowhere,
+    and no shorter name inside them links either."""
+    xl = _page(farmbot_compiled, "wiki/devices/farmbot-express-xl.md")
+    assert "[Express](farmbot-express.md) (XL)" not in xl and "Express (XL)" in xl
+    endive = _page(farmbot_compiled, "wiki/entries/belgian-endive.md")
+    assert "Belgian [Endive]" not in endive and "not to be confused with [Endive](endive.md)" in endive

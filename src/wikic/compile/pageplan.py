@@ -91,6 +91,7 @@ class Plan:
     anchors: dict[str, str] = field(default_factory=dict)  # path (or path#anchor) → anchor on its home
     links: dict[str, dict] = field(default_factory=dict)  # page → {subject name key: links.Target}
     titled: dict[str, dict] = field(default_factory=dict)  # page → {title key: Target}, linked as whole items
+    own: dict[str, list] = field(default_factory=dict)  # page → the name keys of its own subject
     see_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
     backlinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # page path → title
@@ -1097,6 +1098,9 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
             for k in sorted(found)
             if k in names.targets and names.targets[k].path != spec.path
         }
+        own = sorted(k for k in found if k in names.targets and names.targets[k].path == spec.path)
+        if own:  # its own names, which link nowhere but keep a shorter name from linking inside them
+            the_plan.own[spec.path] = own
     the_plan.links = links
     the_plan.titled = {
         spec.path: {k: subjects.titles[k] for k in sorted(set().union(*keys))}
