@@ -421,8 +421,11 @@ def test_guides_quote_neither_history_nor_lists_about_something_else() -> None:
     shown = {s.path: {tuple(x) for x in s.config["sections"]} for s in the_plan.pages if "/guides/" in s.path}
     assert not any(p.endswith("app-4-6-vacation-mode.md") for p, _ in shown["wiki/guides/first-week.md"])
     problems = {p.split("/")[-1] for p, _ in shown["wiki/guides/fix-common-problems.md"]}
-    assert not problems & {"tank-duration.md", "which-plants-fit.md"}
+    assert "tank-duration.md" not in problems  # refill intervals, item per planter: another task
     assert "seeds-not-sprouting.md" in problems and "offline-operation.md" in problems
+    assert not any(
+        p.startswith("layer1_sources/plants/") for p, _ in shown["wiki/guides/fix-common-problems.md"]
+    )
 
 
 def test_a_hub_says_what_each_model_is(farmbot_compiled: Path) -> None:
@@ -1017,3 +1020,34 @@ def test_a_change_is_quoted_with_the_sentence_it_leans_on() -> None:
     line = next(x for x in body_lines(_page(REPO, "wiki/changes.md")) if x.startswith("- **2026-01-15**"))
     said = strip_citations(line).partition(": ")[2]
     assert said.startswith("From today") and "60 days" in said and "That replaces the 45-day window" in said
+
+
+def test_a_guide_quotes_no_entry_it_does_not_name() -> None:
+    """'Fixing common problems' took the 'Common problems' of a viola and a kale (reference
+    entries, about themselves) and left out the FAQ on tall, thin seedlings; an entry's section
+    joins a guide only when the guide names the entry."""
+    text = _page(REPO, "wiki/guides/fix-common-problems.md").split("---\n", 2)[2]
+    assert "layer1_sources/plants/" not in text
+    assert "faq/leggy-seedlings" in text
+
+
+def test_a_field_naming_entries_or_planters_links_them() -> None:
+    """A plant's companions and the planters it suits are fields ('thai-basil, dill',
+    'grove-6, canopy-12') that name pages of the wiki: they link to them, as the same names in a
+    sentence do (48 of 53 plant pages named their planters without a link)."""
+    text = _page(REPO, "wiki/entries/cilantro.md")
+    assert "| Companions | [thai-basil](thai-basil.md), dill, [spinach](spinach.md) [" in text
+    assert (
+        "| Suitable devices | [grove-6](../devices/grove-6.md), [canopy-12](../devices/canopy-12.md) ["
+        in text
+    )
+
+
+def test_a_page_s_own_name_keeps_a_shorter_name_inside_it_from_linking(farmbot_compiled: Path) -> None:
+    """On the Express XL's page 'Express (XL)' linked its 'Express' to the Express page, and on
+    Belgian Endive's page 'Belgian Endive' linked its 'Endive': a page's own names link nowhere,
+    and no shorter name inside them links either."""
+    xl = _page(farmbot_compiled, "wiki/devices/farmbot-express-xl.md")
+    assert "[Express](farmbot-express.md) (XL)" not in xl and "Express (XL)" in xl
+    endive = _page(farmbot_compiled, "wiki/entries/belgian-endive.md")
+    assert "Belgian [Endive]" not in endive and "not to be confused with [Endive](endive.md)" in endive

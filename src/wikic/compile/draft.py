@@ -137,6 +137,9 @@ class Navigation:
     proper: tuple[tuple[str, ...], ...] = ()  # names that link only where written as a name
     words: tuple[tuple[str, ...], ...] = ()  # of those, common words: a table cell never links them
     titled: tuple[tuple[tuple[str, ...], str], ...] = ()  # titles linked where a line is one, whole
+    own: tuple[
+        tuple[str, ...], ...
+    ] = ()  # the page's own names: never linked, but no shorter name inside them is
     see_also: tuple[tuple[str, str], ...] = ()
     backlinks: tuple[tuple[str, str], ...] = ()
     mentions: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
@@ -169,7 +172,9 @@ class _Linker:
     page whose one-word title is a common word ('Seeds') is not linked there."""
 
     def __init__(self, nav: Navigation, page_path: str):
-        self.names = Names({k: Target(href) for k, href in nav.names}, frozenset(nav.proper))
+        own = {k: Target(page_path) for k in nav.own}  # 'Express (XL)' on the XL's page is no Express
+        self.names = Names({**own, **{k: Target(href) for k, href in nav.names}}, frozenset(nav.proper))
+        self.own = frozenset(own)
         self.words = frozenset(nav.words)
         self.titled = dict(nav.titled)
         self.page = page_path
@@ -188,6 +193,7 @@ class _Linker:
         for start, end, key in self.names.spans(text):
             if (
                 key in self.done
+                or key in self.own
                 or any(a < end and start < b for a, b in shut)
                 or (cell and key in self.words)
             ):

@@ -61,7 +61,6 @@ REDUNDANCY = 0.5  # how much a unit's overlap with what is chosen counts against
 NOVELTY = 0.3  # how much bringing the guide's query words first counts for it
 DOC_FIT = 0.6  # a procedure whose document fits this well is quoted whole
 PROCEDURE = 0.15  # the bonus of a procedure most of whose steps fit the guide
-ENTRY_WEIGHT = 0.6  # a reference entry's section fits a guide this much less, unless the guide names it
 PER_DEVICE = 0.2  # the bonus of a section that states something for each device, item by item
 RERANK = 400  # sections reranked by meaning, the best by words
 OPTIONS = 300  # units weighed for a guide, the best-fitting first
@@ -501,9 +500,9 @@ def plan_guide(
             about = bool(terms(f"{section.heading} {c.doc.title}") & asked)  # a list about the task
             c.per_device = about and bool(named.search(section.text)) and _per_device(c.doc, section, devices)
     score(guide, pool, by_meaning)
-    for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the task
-        if c.doc.path in entries and not terms(c.doc.title) <= asked:
-            c.score *= ENTRY_WEIGHT
+    for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the
+        if c.doc.path in entries and not terms(c.doc.title) <= asked:  # task, unless the guide names it
+            c.score = 0.0
     chosen_units = choose(guide, pool, timeline)
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)

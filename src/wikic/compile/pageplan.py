@@ -14,8 +14,16 @@ from dataclasses import dataclass, field, replace
 
 from ..core.bm25 import tokens
 from ..core.errors import ConfigError
+from ..core.facts import (
+    TAXONOMY,
+    field_label,
+    is_bookkeeping,
+    is_unknown,
+    label,
+    prose_fields,
+    restated_field,
+)
 from ..core.facts import facts as field_facts
-from ..core.facts import field_label, is_bookkeeping, is_unknown, label, prose_fields, restated_field
 from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable, unnumbered
 from ..core.models import SourceDoc
@@ -83,6 +91,7 @@ class Plan:
     anchors: dict[str, str] = field(default_factory=dict)  # path (or path#anchor) → anchor on its home
     links: dict[str, dict] = field(default_factory=dict)  # page → {subject name key: links.Target}
     titled: dict[str, dict] = field(default_factory=dict)  # page → {title key: Target}, linked as whole items
+    own: dict[str, list] = field(default_factory=dict)  # page → the name keys of its own subject
     see_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
     backlinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # page path → title
@@ -1031,7 +1040,7 @@ def find_subjects(
     current = [d for d in docs if d.path not in the_plan.superseded_by]
     titles = unique_titles([(title, target) for title, target, _ in entries])
     found = each(
-        lambda d: (probe.keys_in(d.title + "\n" + plain_inline(d.body)), listed_titles(d.body, titles)),
+        lambda d: (probe.keys_in(scanned_text(d)), listed_titles(d.body, titles)),
         current,
         jobs,
     )
@@ -1046,6 +1055,14 @@ def find_subjects(
     the_plan.proper = frozenset(k for k in proper if k in names)
     the_plan.words = frozenset(k for k in the_plan.proper if k not in devices)
     return Subjects(Names(names, the_plan.proper), in_doc, counts, titles, listed)
+
+
+def scanned_text(doc: SourceDoc) -> str:
+    """What a document says that may name a subject: its title, its text, and its fields' values
+    (a plant's companions 'thai-basil, dill', the planters it suits 'grove-6, canopy-12'), not
+    where it is filed ('section: v1.1/bom/fasteners-and-hardware')."""
+    values = "\n".join(f.value for f in field_facts(doc) if f.key not in TAXONOMY and "/" not in f.value)
+    return f"{doc.title}\n{plain_inline(doc.body)}\n{values}"
 
 
 def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
@@ -1081,6 +1098,9 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
             for k in sorted(found)
             if k in names.targets and names.targets[k].path != spec.path
         }
+        own = sorted(k for k in found if k in names.targets and names.targets[k].path == spec.path)
+        if own:  # its own names, which link nowhere but keep a shorter name from linking inside them
+            the_plan.own[spec.path] = own
     the_plan.links = links
     the_plan.titled = {
         spec.path: {k: subjects.titles[k] for k in sorted(set().union(*keys))}

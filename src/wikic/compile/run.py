@@ -137,6 +137,7 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
         proper=tuple(tuple(k) for k, _ in names if tuple(k) in plan.proper),
         words=tuple(tuple(k) for k, _ in names if tuple(k) in plan.words),
         titled=tuple((k, href(t)) for k, t in plan.titled.get(spec.path, {}).items()),
+        own=tuple(tuple(k) for k in plan.own.get(spec.path, ())),
         homes=tuple((k, h, t) for k, (h, t) in homes.items()),
         see_also=tuple((p, plan.titles[p]) for p in plan.see_also.get(spec.path, ())),
         backlinks=tuple((p, plan.titles[p]) for p in plan.backlinks.get(spec.path, ())),
