@@ -25,10 +25,12 @@ from wikiasserts import body_lines
 
 from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
+from wikic.compile.guides import Candidate, order
 from wikic.compile.librarian.extract import section_content
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
-from wikic.core.markdown import plain_inline, words
+from wikic.core.markdown import plain_inline, split_sections, words
+from wikic.core.models import SourceDoc
 from wikic.transform import layer1
 
 REPO = Path(__file__).resolve().parents[1]
@@ -1051,3 +1053,50 @@ def test_a_page_s_own_name_keeps_a_shorter_name_inside_it_from_linking(farmbot_c
     assert "[Express](farmbot-express.md) (XL)" not in xl and "Express (XL)" in xl
     endive = _page(farmbot_compiled, "wiki/entries/belgian-endive.md")
     assert "Belgian [Endive]" not in endive and "not to be confused with [Endive](endive.md)" in endive
+
+
+def _guide_doc(name: str, title: str, body: str) -> SourceDoc:
+    return SourceDoc(
+        "articles",
+        name,
+        name,
+        f"layer1_sources/articles/{name}.md",
+        title,
+        {},
+        body,
+        "",
+        tuple(split_sections(body)),
+    )
+
+
+def test_a_section_going_on_from_the_one_before_is_read_after_it_and_a_contents_list_first() -> None:
+    """A section opening 'As before, …' stays after its document's section before it, in that
+    one's phase (the holiday guide read 'As before, the light runs at 70%' under another heading,
+    after the tank and the plant food); a unit whose list items are other units' titles is their
+    contents and is read before them ('Maintenance: What's next? - General Maintenance …' came
+    after the sections it lists)."""
+    faq = _guide_doc(
+        "faq",
+        "How long can it run?",
+        "# How long can it run?\n\nUp to 21 days.\n\n## How it stretches\n\nAs before, the light dims."
+        "\n\n## Before you leave\n\nFill the tank to the top.\n",
+    )
+    clean = _guide_doc(
+        "clean", "General Maintenance", "# General Maintenance\n\nWipe the rails with a damp rag.\n"
+    )
+    hub = _guide_doc(
+        "hub",
+        "Maintenance",
+        "# Maintenance\n\nTips that keep the machine working.\n\n## What's next?\n\n- General Maintenance\n- Storing\n",
+    )
+    units = [
+        [Candidate(faq, 2), Candidate(faq, 0)],  # chosen for "Before you leave" first
+        [Candidate(clean, 0)],
+        [Candidate(faq, 1)],
+        [Candidate(hub, 0), Candidate(hub, 1)],
+    ]
+    placed = [(c.doc.id, c.index, phase) for c, phase in order(units)]
+    faq_rows = [(i, p) for d, i, p in placed if d == "faq"]
+    assert [i for i, _ in faq_rows] == [0, 1, 2] and len({p for _, p in faq_rows}) == 1
+    ids = [d for d, _, _ in placed]
+    assert ids.index("hub") < ids.index("clean")

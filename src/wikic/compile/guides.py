@@ -33,6 +33,7 @@ from ..core.models import SourceDoc
 from . import versions
 from .citations import stem
 from .librarian.extract import device_facts, prose_units, section_content
+from .links import item_keys, key_of
 from .schema import Guide
 from .similarity import lexical, section_texts, semantic, terms
 from .timeline import Timeline, quantities
@@ -441,10 +442,36 @@ def _refers(unit: list[Candidate], other: list[Candidate]) -> bool:
     """Whether a unit's text names another unit's document by its title ('After installing
     FarmBot OS …' names 'FarmBot OS'): that one is done first."""
     title = other[0].doc.title
-    if other[0].doc.path == unit[0].doc.path or len(title) < 4:
+    if other[0].doc.path == unit[0].doc.path or len(title) < 4 or _lists(unit, other):
         return False
     pattern = re.compile(rf"(?<!\w){re.escape(title)}(?!\w)", re.IGNORECASE)
     return any(pattern.search(plain_inline(x.doc.sections[x.index].text)) for x in unit)
+
+
+# A section opening on one of these goes on from the section before it ('As before, the light runs
+# at 70% brightness.'): it is read after that one, not under another phase of its own.
+_GOES_ON = re.compile(r"^(?:as before|in addition|also|besides|furthermore|moreover|again)\b", re.IGNORECASE)
+
+
+def _phase_before(unit: list[Candidate], placed: list[tuple[str, list[Candidate]]]) -> str | None:
+    """The phase of the unit of the same document just before ``unit`` when ``unit`` goes on from
+    it, else None."""
+    first = unit[0]
+    said = prose_units(first.doc.sections[first.index].text)
+    if not said or not _GOES_ON.match(plain_inline(said[0][1]).lstrip()):
+        return None
+    before = [
+        (u[0].index, p) for p, u in placed if u[0].doc.path == first.doc.path and u[0].index < first.index
+    ]
+    return max(before)[1] if before else None
+
+
+def _lists(unit: list[Candidate], other: list[Candidate]) -> bool:
+    """Whether a list item of a unit is another unit's document title, whole: the unit is a
+    contents list ('What's next? - General Maintenance - Bed Maintenance …'), read before them."""
+    if other[0].doc.path == unit[0].doc.path:
+        return False
+    return any(key_of(other[0].doc.title) in item_keys(c.doc.sections[c.index].text) for c in unit)
 
 
 def order(units: list[list[Candidate]]) -> list[tuple[Candidate, str]]:
@@ -460,12 +487,14 @@ def order(units: list[list[Candidate]]) -> list[tuple[Candidate, str]]:
         fix = phase_of("", about) == "fix"
         phase = "do" if steps and not fix else phase_of(section.heading, about)
         placed.append((phase, sorted(unit, key=lambda c: c.index)))
+    placed = [(_phase_before(u, placed) or p, u) for p, u in placed]
     out: list[tuple[Candidate, str]] = []
     for phase in PHASES:
         todo = [u for p, u in placed if p == phase]
         while todo:
             ready = [u for u in todo if not any(_refers(u, v) for v in todo if v is not u)]
-            nxt = (ready or todo)[0]
+            contents = [u for u in ready if any(_lists(u, v) for v in todo if v is not u)]
+            nxt = (contents or ready or todo)[0]
             same = [u for u in todo if u[0].doc.path == nxt[0].doc.path]  # one document's units together
             for u in same:
                 todo.remove(u)

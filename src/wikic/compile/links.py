@@ -57,9 +57,12 @@ MIN_TITLE_WORDS = 2  # a one-word item ('Water') is a word of a list, not a titl
 def listed_titles(body: str, titles: dict[tuple[str, ...], Target]) -> set[tuple[str, ...]]:
     """The ``titles`` that a list item of ``body`` is, whole: a list of other articles ('- [Support
     Policy](…)' read as 'Support Policy'), whose items link to where each is shown."""
-    if not titles:
-        return set()
-    return {k for m in _ITEM.finditer(body) if (k := key_of(plain_inline(m.group(1)))) in titles}
+    return item_keys(body) & titles.keys() if titles else set()
+
+
+def item_keys(body: str) -> set[tuple[str, ...]]:
+    """The name key of each list item of ``body``, read whole."""
+    return {key_of(plain_inline(m.group(1))) for m in _ITEM.finditer(body)}
 
 
 def unique_titles(entries: list[tuple[str, Target]]) -> dict[tuple[str, ...], Target]:
