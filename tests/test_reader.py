@@ -25,7 +25,7 @@ from wikiasserts import body_lines
 
 from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
-from wikic.compile.guides import Candidate, order
+from wikic.compile.guides import Candidate, order, without_pointers
 from wikic.compile.librarian.extract import section_content
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
@@ -1100,3 +1100,25 @@ def test_a_section_going_on_from_the_one_before_is_read_after_it_and_a_contents_
     assert [i for i, _ in faq_rows] == [0, 1, 2] and len({p for _, p in faq_rows}) == 1
     ids = [d for d, _, _ in placed]
     assert ids.index("hub") < ids.index("clean")
+
+
+def test_a_short_section_sending_the_reader_to_a_procedure_the_guide_quotes_is_left_out() -> None:
+    """'Remove the card and follow our FarmBot OS installation instructions' after FarmBot OS's
+    own steps only points at what the guide already holds; a list naming it is matter of its own."""
+    steps = "".join(f"## Step {n}: Do part {n}\n\nDo part {n} of the install.\n\n" for n in (1, 2, 3))
+    install = _guide_doc("os", "FarmBot OS", f"# FarmBot OS\n\n{steps}")
+    pointer = _guide_doc(
+        "box",
+        "Plug Everything In",
+        "# Plug Everything In\n\nRemove the card and follow our FarmBot OS installation instructions.\n"
+        "Then put the card back.\n",
+    )
+    problems = _guide_doc(
+        "why",
+        "No configurator",
+        "# No configurator\n\n- You flashed the wrong FarmBot OS.\n- You are out of range.\n",
+    )
+    procedure = [Candidate(install, i) for i in (1, 2, 3)]
+    kept = without_pointers([procedure, [Candidate(pointer, 0)], [Candidate(problems, 0)]])
+    assert [u[0].doc.id for u in kept] == ["os", "why"]
+    assert without_pointers([[Candidate(pointer, 0)]]) == [[Candidate(pointer, 0)]]  # nothing to point at

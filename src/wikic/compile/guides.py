@@ -269,6 +269,23 @@ def with_context(
     return out
 
 
+POINTER = 3  # sentences at most of a unit that only sends the reader to a procedure
+
+
+def without_pointers(units: list[list[Candidate]]) -> list[list[Candidate]]:
+    """The units less the short ones that name a procedure the guide quotes whole: 'follow our
+    FarmBot OS installation instructions … then reinsert the card' after FarmBot OS's own steps
+    only sends the reader to what is already there."""
+    procedures = [u for u in units if sum(1 for c in u if STEP.match(c.doc.sections[c.index].heading)) > 1]
+
+    def pointer(unit: list[Candidate]) -> bool:
+        said = [kind for c in unit for kind, _ in prose_units(c.doc.sections[c.index].text)]
+        short = len(said) <= POINTER and "bullet" not in said  # a list is matter of its own
+        return short and any(_refers(unit, p) for p in procedures if p is not unit)
+
+    return [u for u in units if u in procedures or not pointer(u)]
+
+
 def _steps(doc: SourceDoc, i: int) -> list[int]:
     """The step sections of the procedure section ``i`` belongs to ('Step 1' … 'Step 4' at one
     heading level, in one run), or [] when it is no step."""
@@ -535,7 +552,7 @@ def plan_guide(
     chosen_units = choose(guide, pool, timeline)
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
-    kept = with_context(kept, pool, timeline)
+    kept = without_pointers(with_context(kept, pool, timeline))
     ordered = order([[c] for c, _ in steps] + kept)  # how to start comes before what the newer says
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]
