@@ -13,7 +13,8 @@ import pytest
 import yaml
 from wikiasserts import _is_navigation, body_lines, pages
 
-from wikic.compile.draft import parse_citations, strip_citations
+from wikic.compile.draft import Block, Citation, Sentence, parse_citations, strip_citations
+from wikic.compile.finish import merge_repeats
 from wikic.compile.index import KEYWORDS, SUMMARY_CHARS, Entry, clean_entry, estimate_tokens
 from wikic.compile.librarian.extract import denied, keywords
 from wikic.compile.pageplan import LINKED_FROM
@@ -98,7 +99,9 @@ def test_no_sentence_is_stated_twice_on_a_page(wiki: Path) -> None:
     entries whose sources say the same words each keep them, citing their own source, a list
     is quoted whole even when another list says one of its items too, a section that is all
     repeats keeps them (its heading stays where links to it land), and a repeat the next sentence
-    refers back to stays ('This white LED … It is connected to pin 13.')."""
+    refers back to stays ('This white LED … It is connected to pin 13.'), and a source that says
+    it again under another of its headings keeps it there ('Corrective Action: See Code 1' under
+    each code)."""
     for path, text in content_pages(wiki).items():
         lines = body_lines(text)
         start = next(i for i, line in enumerate(lines) if line.startswith("## ")) if "\n## " in text else 0
@@ -106,7 +109,7 @@ def test_no_sentence_is_stated_twice_on_a_page(wiki: Path) -> None:
         twice = []
         for section in _sections(lines[start:]):
             said = [
-                (statement, frozenset(c.path for c in parse_citations(line, path)))
+                (statement, frozenset((c.path, c.anchor) for c in parse_citations(line, path)))
                 for line in section
                 if not re.match(r"^(?:- |\d+\. )", line)
                 for statement in statements("\n---\n" + line)
@@ -302,3 +305,26 @@ def test_a_sub_index_line_names_the_series_it_lists() -> None:
     entries = [Entry(f"wiki/topics/{i}.md", "topic", t, "", ()) for i, t in enumerate(titles)]
     assert series_list(entries) == "App (2), BOM, Full-sun crops"
     assert series_list(entries, limit=10) == "App (2), BOM, …"
+
+
+def test_a_line_a_source_repeats_under_each_of_its_headings_stays_under_each() -> None:
+    """'Corrective Action: See Code 1' under Codes 2, 3 and 4 of one article: without it a code
+    shows its symptom and no fix. The same words from another source are still merged."""
+    codes = (
+        Citation("layer1_sources/articles/codes.md", "code-2"),
+        Citation("layer1_sources/articles/codes.md", "code-3"),
+    )
+    other = Citation("layer1_sources/articles/other.md", "fixes")
+    line = "Corrective Action: See Code 1."
+    blocks = [
+        Block("heading", text="Code 2", level=3),
+        Block("para", sentences=(Sentence(line, (codes[0],)),)),
+        Block("heading", text="Code 3", level=3),
+        Block(
+            "para", sentences=(Sentence("Port 3002 is blocked.", (codes[1],)), Sentence(line, (codes[1],)))
+        ),
+        Block("heading", text="Fixes", level=3),
+        Block("para", sentences=(Sentence("Reboot the bot.", (other,)), Sentence(line, (other,)))),
+    ]
+    said = [s for b in merge_repeats(blocks) for s in b.sentences if s.text == line]
+    assert [s.cites for s in said] == [(codes[0], other), (codes[1],)]

@@ -150,7 +150,8 @@ def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
 
 def merge_repeats(blocks: list[Block]) -> list[Block]:
     """No sentence twice on a page: when two sources on it say the same thing, the later copy is
-    dropped and its citations join the first (so both sources still reach the page). A section
+    dropped and its citations join the first (so both sources still reach the page); a source
+    that says it again under another of its headings keeps it there. A section
     whose every sentence is a repeat keeps them: its heading, where links to it land, stays. The
     lead (before the first heading) quotes the body, so its sentences are no first copies."""
     first: dict[str, tuple[int, int]] = {}
@@ -165,10 +166,10 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
             continue
         for si, s in enumerate(b.sentences):
             key = " ".join(s.text.split())
-            if key in first:
-                repeats.append(((bi, si), first[key]))
-            else:
+            if key not in first:
                 first[key] = (bi, si)
+            elif not _own_again(s, blocks[first[key][0]].sentences[first[key][1]]):
+                repeats.append(((bi, si), first[key]))
     kept = _whole_sections(blocks, {at for at, _ in repeats})
     drop = {at for at, _ in repeats} - kept | _again_within(blocks, kept)
     drop -= _referred_back(blocks, drop)
@@ -191,6 +192,15 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         if sentences:
             out.append(replace(b, sentences=sentences))
     return prune(out)
+
+
+def _own_again(later: Sentence, earlier: Sentence) -> bool:
+    """Whether the source of a sentence says it again under another of its own headings ('Corrective
+    Action: See Code 1' under each of Codes 2 to 9): each copy belongs to its heading and stays."""
+    paths = {c.path for c in later.cites}
+    return paths == {c.path for c in earlier.cites} and not {c.anchor for c in later.cites} & {
+        c.anchor for c in earlier.cites
+    }
 
 
 # a sentence that opens with one of these goes on about what the sentence before it said
