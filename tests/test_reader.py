@@ -29,7 +29,7 @@ from wikic.compile.guides import Candidate, order, without_pointers
 from wikic.compile.librarian.extract import section_content
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
-from wikic.core.markdown import plain_inline, split_sections, words
+from wikic.core.markdown import plain_inline, split_sections, split_sentences, words
 from wikic.core.models import SourceDoc
 from wikic.transform import layer1
 
@@ -1122,3 +1122,16 @@ def test_a_short_section_sending_the_reader_to_a_procedure_the_guide_quotes_is_l
     kept = without_pointers([procedure, [Candidate(pointer, 0)], [Candidate(problems, 0)]])
     assert [u[0].doc.id for u in kept] == ["os", "why"]
     assert without_pointers([[Candidate(pointer, 0)]]) == [[Candidate(pointer, 0)]]  # nothing to point at
+
+
+def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
+    """'Bolting is the number one complaint …' and 'Chives are a great companion plant …' say how
+    good or how common a thing is, not what it is; 'Chervil is a delicate French herb' defines."""
+    body = (
+        "# Growing\n\nChervil is a delicate French herb with a mild taste of anise.\n"
+        "Bolting is the number one complaint of growers in a hot summer.\n"
+        "Chives are a great companion plant for carrots and tomatoes.\n"
+    )
+    doc = _guide_doc("grow", "Growing", body)
+    said = {doc.path: [(s.anchor, t) for s in doc.sections for t in split_sentences(s.text)]}
+    assert [d[0] for d in pageplan.definitions([doc], said)] == ["Chervil"]

@@ -896,6 +896,13 @@ _DEFINITION = re.compile(
     r"(?P<what>(?:an?|the|one of the|our|[A-Z][\w'’-]*)\s.{10,})$"
 )
 GLOSSARY_MAX = 120
+# what a sentence judges or ranks rather than defines ('Bolting is the number one complaint',
+# 'Chives are a great companion plant'): no glossary definition
+_VERDICT = re.compile(
+    r"^(?:an?|the|one of the|our)\s+(?:very\s+)?(?:great|good|fun|perfect|ideal|easy|excellent|wonderful|"
+    r"popular|favou?rite|best|number|most|first|only|main|biggest|nice|simple|useful|important|key)\b",
+    re.IGNORECASE,
+)
 
 
 def defining_sentence(device: dict, docs: list[SourceDoc]) -> tuple[str, str, str] | None:
@@ -929,6 +936,7 @@ def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -
                 term.split()[0].lower() in STOPWORDS
                 or not is_name(term)
                 or FIRST_PERSON.search(m.group("what"))
+                or _VERDICT.match(m.group("what"))
             ):
                 continue
             out.append([term, doc.path, anchor, m.group("what").rstrip(".") + "."])

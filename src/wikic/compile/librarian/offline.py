@@ -46,7 +46,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-18"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-19"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
