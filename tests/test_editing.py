@@ -234,6 +234,10 @@ def test_junk_never_becomes_an_index_keyword() -> None:
     junk = ("chris", "emi", "thank", "poughkeepsie", "réstep", "xxxx")
     assert not any(denied(k) or k in junk for k in mined), mined
     assert "network" in mined
+    basil = keywords(
+        ["How to keep basil going all year", "People always cut it down; going strong, basil regrows."]
+    )
+    assert "basil" in basil and not {"going", "always", "people", "down", "year"} & set(basil), basil
 
 
 def test_check_reports_dead_end_and_index_only_pages(example_kb: Path) -> None:

@@ -27,6 +27,7 @@ from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.guides import Candidate, order, without_pointers
 from wikic.compile.librarian.extract import section_content
+from wikic.compile.librarian.offline import stands_alone
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
 from wikic.core.markdown import plain_inline, split_sections, split_sentences, words
@@ -1135,3 +1136,14 @@ def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
     doc = _guide_doc("grow", "Growing", body)
     said = {doc.path: [(s.anchor, t) for s in doc.sections for t in split_sentences(s.text)]}
     assert [d[0] for d in pageplan.definitions([doc], said)] == ["Chervil"]
+
+
+def test_a_sentence_said_in_passing_joins_a_device_page_only_when_it_reads_alone() -> None:
+    """'It does not cover cracks …' (the warranty, two sentences up) and 'I cook a lot …' are no
+    mention a reader can use away from their section; 'The Sprout 3 has no pump' and a story's
+    fact ('…, so I set the Sprout 3 to a 12-hour schedule') are."""
+    assert stands_alone("The Sprout 3 has no pump at all.", "Sprout 3")
+    assert stands_alone("Microgreens need 12 hours of light, so I set the Sprout 3 to 12 hours.", "Sprout 3")
+    assert not stands_alone("It does not cover cracks or consumables such as Sprout 3 wicks.", "Sprout 3")
+    assert not stands_alone("I cook a lot, so my Sprout 3 has become a microgreens station.", "Sprout 3")
+    assert stands_alone("This garden fits a desk, says the Sprout 3 spec.", "Sprout 3 garden")

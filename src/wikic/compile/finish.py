@@ -155,6 +155,7 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
     whose every sentence is a repeat keeps them: its heading, where links to it land, stays. The
     lead (before the first heading) quotes the body, so its sentences are no first copies."""
     first: dict[str, tuple[int, int]] = {}
+    shown: dict[str, set[str]] = {}  # sentence → the anchors its copies so far cite
     repeats: list[tuple[tuple[int, int], tuple[int, int]]] = []  # (a later copy, the first)
     lead = next((i for i, b in enumerate(blocks) if b.kind == "heading"), len(blocks))
     for bi, b in enumerate(blocks):
@@ -168,8 +169,9 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
             key = " ".join(s.text.split())
             if key not in first:
                 first[key] = (bi, si)
-            elif not _own_again(s, blocks[first[key][0]].sentences[first[key][1]]):
+            elif not _own_again(s, blocks[first[key][0]].sentences[first[key][1]], shown[key]):
                 repeats.append(((bi, si), first[key]))
+            shown.setdefault(key, set()).update(c.anchor for c in s.cites)
     kept = _whole_sections(blocks, {at for at, _ in repeats})
     drop = {at for at, _ in repeats} - kept | _again_within(blocks, kept)
     drop -= _referred_back(blocks, drop)
@@ -194,13 +196,12 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
     return prune(out)
 
 
-def _own_again(later: Sentence, earlier: Sentence) -> bool:
+def _own_again(later: Sentence, first: Sentence, anchors: set[str]) -> bool:
     """Whether the source of a sentence says it again under another of its own headings ('Corrective
-    Action: See Code 1' under each of Codes 2 to 9): each copy belongs to its heading and stays."""
+    Action: See Code 1' under each of Codes 2 to 9), one no copy so far cites: each copy belongs
+    to its heading and stays."""
     paths = {c.path for c in later.cites}
-    return paths == {c.path for c in earlier.cites} and not {c.anchor for c in later.cites} & {
-        c.anchor for c in earlier.cites
-    }
+    return paths == {c.path for c in first.cites} and not {c.anchor for c in later.cites} & anchors
 
 
 # a sentence that opens with one of these goes on about what the sentence before it said

@@ -555,9 +555,19 @@ def keywords(
     for t, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0])):
         if len(chosen) >= n:
             break
-        if t not in inside and t not in chosen and not denied(t):
+        if t not in inside and t not in chosen and t not in GENERIC and not denied(t):
             chosen.append(t)
     return tuple(chosen[:n])
+
+
+# Words of any subject, which nobody searches a support wiki by ('How to keep basil going all year'
+# gave 'going', 'down', 'people', 'always'): never mined as keywords, though a name may hold them.
+GENERIC = frozenset(
+    """going goes gone always never ever often people kind happens happen happened something anything
+    everything nothing take takes taking took now later still really lot lots thing things way ways
+    good better well new get gets got getting make makes made making want wants year years day
+    same different other another every first last next back down out around away done""".split()
+)
 
 
 # Words never offered as keywords: profanity and slurs, which record fields (a crop's list of
@@ -816,16 +826,22 @@ LEAD_SENTENCES = 2
 _THIS_NOUN = re.compile(r"^(?:this|these)\s+([^\W\d_]+)\b", re.I)
 
 
+def leans_back(text: str, subject: str = "") -> bool:
+    """Whether a sentence opens on what came before it ('It …', 'These …', 'However …'); 'This
+    housing …' does not under a ``subject`` that names a housing."""
+    this = _THIS_NOUN.match(text)
+    named = bool(this and subject) and stem(this.group(1).lower()) in {stem(w) for w in tokens(subject)}
+    return not named and bool(_PRONOUN_START.match(text))
+
+
 def self_contained(text: str, subject: str = "") -> bool:
     """A sentence that reads on its own at the top of a page: a statement of some length that does
     not lean on what came before it ('It …', 'These …') or introduce a list ('… as follows:').
     'This housing …' reads on its own under a ``subject`` that names a housing."""
     words = text.split()
-    this = _THIS_NOUN.match(text)
-    named = bool(this and subject) and stem(this.group(1).lower()) in {stem(w) for w in tokens(subject)}
     return (
         5 <= len(words) <= 45
-        and (named or not _PRONOUN_START.match(text))
+        and not leans_back(text, subject)
         and not text.rstrip().endswith((":", "?"))
         and text[:1].isupper()
         and "**" not in text

@@ -14,6 +14,7 @@ from ...core.bm25 import tokens
 from ...core.facts import facts as field_facts
 from ...core.markdown import plain_inline, unnumbered
 from ...core.models import SourceDoc
+from ...core.words import FIRST_PERSON
 from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, WHOLE_FACETS, about_units
 from ..guides import PHASE_TITLES
@@ -34,6 +35,7 @@ from .extract import (
     home_blocks,
     in_context,
     keywords,
+    leans_back,
     naming_sentences,
     pick_lead,
     section_content,
@@ -46,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-19"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-20"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -391,6 +393,8 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
             continue
         single = len(units) == 1 and units[0].kind == "para" and len(units[0].sentences) == 1
         if single and facet not in WHOLE_FACETS:  # a step keeps its heading: it names what to do
+            if not stands_alone(units[0].sentences[0].text, device["title"]):
+                continue  # 'It does not cover cracks …' away from its warranty, 'I cook a lot …'
             brief.setdefault(facet, []).append(units[0].sentences[0])
             home = _home(job, doc, anchor)
             if home is not None:
@@ -410,6 +414,13 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
 
 
 IN_PASSING = "Other mentions"
+
+
+def stands_alone(text: str, subject: str) -> bool:
+    """Whether a sentence quoted apart from its section reads on its own and states something:
+    it leans on no sentence before it, and it does not open on the writer ('I cook a lot …')."""
+    plain = plain_inline(text).lstrip()
+    return not leans_back(plain, subject) and not FIRST_PERSON.match(plain)
 
 
 def _headed(
