@@ -1147,3 +1147,17 @@ def test_a_sentence_said_in_passing_joins_a_device_page_only_when_it_reads_alone
     assert not stands_alone("It does not cover cracks or consumables such as Sprout 3 wicks.", "Sprout 3")
     assert not stands_alone("I cook a lot, so my Sprout 3 has become a microgreens station.", "Sprout 3")
     assert stands_alone("This garden fits a desk, says the Sprout 3 spec.", "Sprout 3 garden")
+
+
+def test_a_procedure_on_a_guide_keeps_its_prerequisites_and_the_heading_over_its_parts(
+    farmbot_compiled: Path,
+) -> None:
+    """'Plant Your First Garden' opens with the prerequisites to meet first, and its 'Step 1: Add
+    plants to your map' has no text of its own, only parts ('Select crops' …): the guide ran
+    'Select crops → Step 2' without either."""
+    text = _page(farmbot_compiled, "wiki/guides/planting-seeds.md")
+    lines = body_lines(text)
+    heads = [line.lstrip("#").strip() for line in lines if line.startswith("#")]
+    assert heads.index("Step 1: Add plants to your map") + 1 == heads.index("Select crops")
+    assert "FarmBot must be completely assembled, powered up, and connected to the web app" in text
+    assert text.index("completely assembled") < text.index("Step 1: Add plants to your map")

@@ -256,13 +256,12 @@ def with_context(
     for unit in units:
         doc, first = unit[0].doc, min(c.index for c in unit)
         above = [
-            at[key]
-            for j in _above(doc, first)
-            if (key := (doc.path, j)) in at
-            and key not in seen
-            and len(prose_units(doc.sections[j].text)) <= CONTEXT
+            at.get(key) or Candidate(doc, j)
+            for j in dict.fromkeys([0, *_above(doc, first)] if first > 0 else [])
+            if (key := (doc.path, j)) not in seen
+            and (key in at or (j > 0 and not doc.sections[j].text.strip()))  # 'Step 1' over its parts
+            and _frames(doc, j)
             and not _outdated(doc, j, timeline)
-            and (doc.sections[j].level > 1 or doc.title.rstrip().endswith("?"))
         ]
         seen.update((c.doc.path, c.index) for c in above)
         out.append(unit + above)  # the unit's own first section still decides its phase
@@ -284,6 +283,19 @@ def without_pointers(units: list[list[Candidate]]) -> list[list[Candidate]]:
         return short and any(_refers(unit, p) for p in procedures if p is not unit)
 
     return [u for u in units if u in procedures or not pointer(u)]
+
+
+def _frames(doc: SourceDoc, j: int) -> bool:
+    """Whether section ``j`` above a chosen one is short framing to quote with it: a heading, or a
+    few sentences; a document's opening only when its title asks what the opening answers, or
+    when it lists what to have first ('make sure you have completed the following
+    prerequisites:' and its list), not a post's preamble."""
+    said = [kind for kind, _ in prose_units(doc.sections[j].text)]
+    if j > 0 and doc.sections[j].level > 1:
+        return len(said) <= CONTEXT
+    if doc.title.rstrip().endswith("?"):
+        return len(said) <= CONTEXT
+    return j > 0 and not said or ("bullet" in said and said.count("para") <= CONTEXT)
 
 
 def _steps(doc: SourceDoc, i: int) -> list[int]:

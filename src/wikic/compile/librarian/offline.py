@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-20"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-21"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -495,8 +495,8 @@ def _guide(job: PageJob) -> Draft:
     for (path, anchor), phase in zip(cfg["sections"], phases, strict=False):
         doc = job.docs.get(path)
         section = doc.section(anchor) if doc is not None else None
-        if section is None or not section_content(doc, section):
-            continue
+        if section is None or not (section_content(doc, section) or section.heading):
+            continue  # a heading with nothing of its own stands over its parts ('Step 1: Add plants')
         if runs and runs[-1][0] == phase and runs[-1][1].path == path:
             runs[-1][2].append(section)
         else:
