@@ -15,7 +15,15 @@ from wikiasserts import _is_navigation, body_lines, pages
 
 from wikic.compile.draft import Block, Citation, Sentence, parse_citations, strip_citations
 from wikic.compile.finish import merge_repeats
-from wikic.compile.index import KEYWORDS, SUMMARY_CHARS, Entry, clean_entry, estimate_tokens
+from wikic.compile.index import (
+    KEYWORDS,
+    SUMMARY_CHARS,
+    Entry,
+    clean_entry,
+    estimate_tokens,
+    render_index,
+    source_counts,
+)
 from wikic.compile.librarian.extract import denied, keywords
 from wikic.compile.pageplan import LINKED_FROM
 from wikic.compile.searchindex.chunks import read_index_entries
@@ -332,3 +340,11 @@ def test_a_line_a_source_repeats_under_each_of_its_headings_stays_under_each() -
     ]
     said = [s for b in merge_repeats(blocks) for s in b.sentences if s.text == line]
     assert [s.cites for s in said] == [(codes[0], other), (codes[1],)]
+
+
+def test_the_index_says_what_the_wiki_is_compiled_from() -> None:
+    """An agent reading index.md first learns what the wiki covers: its sources and their sizes."""
+    paths = ["layer1_sources/faq/a.md", "layer1_sources/faq/b.md", "layer1_sources/specs/x/y.md"]
+    text = render_index([Entry("wiki/topics/a.md", "topic", "A", "About a.", ())], 3000, source_counts(paths))
+    assert "Compiled from 3 source documents: faq (2), specs (1)." in text["wiki/index.md"]
+    assert "Compiled from" in (REPO / "wiki" / "index.md").read_text("utf-8")

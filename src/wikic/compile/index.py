@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -128,8 +129,9 @@ def _section(t: str, items: list[Entry], from_dir: str) -> str:
     return f"\n## {TYPE_HEADINGS.get(t, t.title())}\n\n" + "\n".join(_line(e, from_dir) for e in items) + "\n"
 
 
-def render_index(entries: list[Entry], budget: int) -> dict[str, str]:
-    """{wiki-relative path: text} for index.md and, past the budget, its sub-indexes.
+def render_index(entries: list[Entry], budget: int, sources: dict[str, int] | None = None) -> dict[str, str]:
+    """{wiki-relative path: text} for index.md and, past the budget, its sub-indexes; ``sources``
+    (documents per layer-1 source) says what the wiki is compiled from.
 
     Past the budget, the largest groups move to sub-indexes under ``wiki/index/`` (split into
     parts that each fit the budget) until index.md fits: the small groups (overviews, devices,
@@ -138,14 +140,15 @@ def render_index(entries: list[Entry], budget: int) -> dict[str, str]:
     by_type: dict[str, list[Entry]] = {}
     for e in entries:
         by_type.setdefault(e.type, []).append(e)
-    text = HEADER + "".join(_section(t, items, "wiki") for t, items in by_type.items())
+    header = HEADER + compiled_from(sources or {})
+    text = header + "".join(_section(t, items, "wiki") for t, items in by_type.items())
     if estimate_tokens(text) <= budget:
         return {"wiki/index.md": text}
     files: dict[str, str] = {}
     split: dict[str, list[str]] = {}  # type → lines linking its sub-index parts
     parts: dict[str, list[list[Entry]]] = {}
     for t in sorted(by_type, key=lambda t: -estimate_tokens(_section(t, by_type[t], "wiki"))):
-        if estimate_tokens(_top(by_type, split)) <= budget:
+        if estimate_tokens(_top(header, by_type, split)) <= budget:
             break
         parts[t] = _parts(by_type[t], budget)
         files.update(_sub_index_files(t, parts[t]))
@@ -153,15 +156,29 @@ def render_index(entries: list[Entry], budget: int) -> dict[str, str]:
     # then, smallest group first, each page of a split group by name and link, as the budget allows
     for t in sorted(split, key=lambda t: len(by_type[t])):
         linked = _sub_index_lines(t, parts[t], linked=True)
-        if estimate_tokens(_top(by_type, {**split, t: linked})) <= budget:
+        if estimate_tokens(_top(header, by_type, {**split, t: linked})) <= budget:
             split[t] = linked
-    files["wiki/index.md"] = _top(by_type, split)
+    files["wiki/index.md"] = _top(header, by_type, split)
     return files
 
 
-def _top(by_type: dict[str, list[Entry]], split: dict[str, list[str]]) -> str:
+def source_counts(paths: list[str]) -> dict[str, int]:
+    """Documents per layer-1 source folder ('layer1_sources/faq/…' counts for faq), by name."""
+    return dict(sorted(Counter(p.split("/")[1] for p in paths if p.count("/") >= 2).items()))
+
+
+def compiled_from(sources: dict[str, int]) -> str:
+    """What the wiki is compiled from: 'Compiled from 126 source documents: faq (47), plants (53) …'."""
+    if not sources:
+        return ""
+    listed = ", ".join(f"{name} ({n})" for name, n in sources.items())
+    total = sum(sources.values())
+    return f"\nCompiled from {total} source document{'s' * (total != 1)}: {listed}.\n"
+
+
+def _top(header: str, by_type: dict[str, list[Entry]], split: dict[str, list[str]]) -> str:
     sections = ("".join(split[x]) if x in split else _section(x, by_type[x], "wiki") for x in by_type)
-    return HEADER + SPLIT_NOTE + "".join(sections)
+    return header + SPLIT_NOTE + "".join(sections)
 
 
 SPLIT_NOTE = "\nSome groups are listed on pages of their own to keep this page within its token budget.\n"

@@ -36,6 +36,7 @@ from .index import (
     apply_overrides,
     load_overrides,
     render_index,
+    source_counts,
     write_index,
 )
 from .librarian.base import Librarian, PageJob
@@ -454,7 +455,8 @@ def publish(
         _index_entries(work.plan, {p: d.entry for p, d in drafted.items()}, work.existing, work.kept),
         load_overrides(root),
     )
-    report.index_changed = write_index(root, render_index(entries, schema.index_budget))
+    sources = source_counts([d.path for d in work.docs_list])
+    report.index_changed = write_index(root, render_index(entries, schema.index_budget, sources))
     report.coverage = measure_coverage(root, work.docs_list, work.plan, drafted, jobs)
     if entry:
         append_log(root, entry)

@@ -20,10 +20,19 @@ import yaml
 
 from ..compile.citations import stem
 from ..compile.draft import parse_citations
-from ..compile.index import OVERRIDES, Entry, apply_overrides, load_overrides, render_index, write_index
+from ..compile.index import (
+    OVERRIDES,
+    Entry,
+    apply_overrides,
+    load_overrides,
+    render_index,
+    source_counts,
+    write_index,
+)
 from ..compile.librarian.model import ModelRequest, Tool
 from ..compile.schema import load_wiki_schema
 from ..core.fsutil import atomic_write, kb_lock
+from ..transform.layer1 import layer1_paths
 from .ask import Lookup
 from .eval import EvalReport, Question, RefResolver, run_eval
 from .text import query_terms
@@ -82,7 +91,8 @@ def rebuild_index(root: Path) -> list[str]:
     """Re-render ``index.md`` from the pages and the overrides; returns the files that changed."""
     schema = load_wiki_schema(root)
     entries = apply_overrides(wiki_entries(root), load_overrides(root))
-    return write_index(root, render_index(entries, schema.index_budget))
+    sources = source_counts(layer1_paths(root))
+    return write_index(root, render_index(entries, schema.index_budget, sources))
 
 
 def pages_citing(root: Path) -> dict[str, dict[str, set[str]]]:
