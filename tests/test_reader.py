@@ -1161,3 +1161,21 @@ def test_a_procedure_on_a_guide_keeps_its_prerequisites_and_the_heading_over_its
     assert heads.index("Step 1: Add plants to your map") + 1 == heads.index("Select crops")
     assert "FarmBot must be completely assembled, powered up, and connected to the web app" in text
     assert text.index("completely assembled") < text.index("Step 1: Add plants to your map")
+
+
+def test_a_kept_sentence_keeps_the_lead_in_and_the_list_it_introduces() -> None:
+    """'Connect the peripheral cables to the Farmduino Express board. From left to right:' and its
+    list: the device page kept the first sentence alone, and the reader never learnt which cable
+    goes where. A sentence about a picture the page does not show is left out."""
+    from wikic.compile.gather import about_units
+
+    body = (
+        "# Step 7: Plug everything in\n\nThe diagram below illustrates the FarmBot Express schematic.\n\n"
+        "Connect the peripheral cables to the Farmduino Express board. "
+        "From left to right:\n\n* Vacuum pump cable to the VACUUM connector.\n* LED strip to LIGHTING.\n"
+    )
+    doc = _guide_doc("plug", "Plug Everything In", body)
+    units = about_units(doc, doc.sections[0], {"title": "FarmBot Express", "match": ["Express"]})
+    assert [b.kind for b in units] == ["para", "bullets"]
+    assert units[0].sentences[-1].text == "From left to right:"
+    assert not any("diagram" in s.text for b in units for s in b.sentences)  # a picture not shown

@@ -165,6 +165,12 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
 
 
 _GOES_ON = re.compile(r"^(?:it|its|this|these|they|their|the kit|the bot)\b", re.IGNORECASE)
+# a sentence about a picture the wiki does not show ('The diagram below illustrates …')
+_FIGURE = re.compile(
+    r"\b(?:diagrams?|images?|videos?|photos?|pictures?|screenshots?|figures?|illustrations?)\s+(?:below|above)\b"
+    r"|\b(?:below|above)\s+(?:diagram|image|video|photo|picture|screenshot|figure|illustration)",
+    re.IGNORECASE,
+)
 
 
 def about_device(doc: SourceDoc, device: dict) -> bool:
@@ -219,12 +225,11 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
             for i, s in enumerate(b.sentences):
                 if names_another(s.text, device, leading=True) or names_every_model(s.text, device):
                     continue
-                if (
-                    names_it(s.text, named, other)
-                    or kept
-                    and kept[-1] is b.sentences[i - 1]
-                    and _GOES_ON.match(s.text)
-                ):
+                if _FIGURE.search(s.text):
+                    continue  # quoted apart from its section, it points at nothing
+                goes_on = kept and kept[-1] is b.sentences[i - 1]
+                lead_in = i == len(b.sentences) - 1 and s.text.rstrip().endswith(":")  # 'From left to right:'
+                if names_it(s.text, named, other) or goes_on and (_GOES_ON.match(s.text) or lead_in):
                     kept.append(s)
             if kept:
                 out.append(Block("para", sentences=tuple(kept)))
