@@ -1127,11 +1127,14 @@ def test_a_short_section_sending_the_reader_to_a_procedure_the_guide_quotes_is_l
 
 def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
     """'Bolting is the number one complaint …' and 'Chives are a great companion plant …' say how
-    good or how common a thing is, not what it is; 'Chervil is a delicate French herb' defines."""
+    good or how common a thing is, not what it is, and 'Kale is a heavy feeder, so keep up the
+    dose' runs on into advice; 'Chervil is a delicate French herb' defines."""
     body = (
         "# Growing\n\nChervil is a delicate French herb with a mild taste of anise.\n"
         "Bolting is the number one complaint of growers in a hot summer.\n"
         "Chives are a great companion plant for carrots and tomatoes.\n"
+        "Kale is a heavy feeder, so keep up the fortnightly nutrient dose.\n"
+        "Radish is the fastest crop we sell, often up within a day.\n"
     )
     doc = _guide_doc("grow", "Growing", body)
     said = {doc.path: [(s.anchor, t) for s in doc.sections for t in split_sentences(s.text)]}

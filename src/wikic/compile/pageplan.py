@@ -900,7 +900,9 @@ GLOSSARY_MAX = 120
 # 'Chives are a great companion plant'): no glossary definition
 _VERDICT = re.compile(
     r"^(?:an?|the|one of the|our)\s+(?:very\s+)?(?:great|good|fun|perfect|ideal|easy|excellent|wonderful|"
-    r"popular|favou?rite|best|number|most|first|only|main|biggest|nice|simple|useful|important|key)\b",
+    r"popular|favou?rite|best|number|most|first|only|main|biggest|nice|simple|useful|important|key)\b"
+    r"|^the\s+\w+est\b|^the\s+\w+\s+(?:most|people)\b"  # 'the fastest crop', 'the plant most people …'
+    r"|;|,\s+so\b",  # a definition that runs on into advice ('a heavy feeder, so keep up the dose')
     re.IGNORECASE,
 )
 
@@ -936,7 +938,7 @@ def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -
                 term.split()[0].lower() in STOPWORDS
                 or not is_name(term)
                 or FIRST_PERSON.search(m.group("what"))
-                or _VERDICT.match(m.group("what"))
+                or _VERDICT.search(m.group("what"))
             ):
                 continue
             out.append([term, doc.path, anchor, m.group("what").rstrip(".") + "."])
