@@ -1182,3 +1182,12 @@ def test_a_kept_sentence_keeps_the_lead_in_and_the_list_it_introduces() -> None:
     assert [b.kind for b in units] == ["para", "bullets"]
     assert units[0].sentences[-1].text == "From left to right:"
     assert not any("diagram" in s.text for b in units for s in b.sentences)  # a picture not shown
+
+
+def test_a_name_of_several_words_links_however_many_sources_use_it() -> None:
+    """'Genovese Basil' is named by more than a tenth of the example's documents (the companions of
+    many plants): that makes a one-word name ('water') too common to link, not a name of several
+    words, which stayed plain in the jalapeño's companions and the herb comparison."""
+    text = _page(REPO, "wiki/entries/jalapeño-pepper.md")
+    companions = next(line for line in body_lines(text) if line.startswith("| Companions"))
+    assert "[genovese-basil](genovese-basil.md)" in companions

@@ -29,7 +29,7 @@ _QUESTION = re.compile(
     r"^(how|what|why|when|where|which|who|can|could|do|does|did|is|are|should|will)\b", re.I
 )
 MAX_NAME_WORDS = 5
-COMMON_SHARE = 0.1  # a name in more than this share of documents is too common to link
+COMMON_SHARE = 0.1  # a one-word name in more than this share of documents is too common to link
 SEE_ALSO = 5
 
 

@@ -1058,9 +1058,9 @@ def find_subjects(
     listed = {d.path: keys for d, (_, keys) in zip(current, found, strict=True) if keys}
     counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
     names = dict(devices)
-    common = max(2, COMMON_SHARE * len(current))  # a name most documents use says nothing as a link
-    for key, targets in sorted(by_name.items()):
-        if len(targets) == 1 and key not in names and counts[key] <= common:
+    common = max(2, COMMON_SHARE * len(current))  # a one-word name most documents use ('water')
+    for key, targets in sorted(by_name.items()):  # says nothing as a link; 'Genovese Basil' does
+        if len(targets) == 1 and key not in names and (len(key) > 1 or counts[key] <= common):
             names[key] = targets[0]
     the_plan.proper = frozenset(k for k in proper if k in names)
     the_plan.words = frozenset(k for k in the_plan.proper if k not in devices)
