@@ -348,3 +348,19 @@ def test_the_index_says_what_the_wiki_is_compiled_from() -> None:
     text = render_index([Entry("wiki/topics/a.md", "topic", "A", "About a.", ())], 3000, source_counts(paths))
     assert "Compiled from 3 source documents: faq (2), specs (1)." in text["wiki/index.md"]
     assert "Compiled from" in (REPO / "wiki" / "index.md").read_text("utf-8")
+
+
+def test_a_sentence_a_list_said_first_is_a_repeat_in_prose_of_another_heading() -> None:
+    """A list item said first, then the same words as prose under another heading of the source:
+    the prose copy is the source's own again (kept), and nothing fails on the list's copy."""
+    items = Citation("layer1_sources/faq/clean.md", "steps"), Citation("layer1_sources/faq/clean.md", "again")
+    line = "Unplug the garden and remove the pods."
+    blocks = [
+        Block("heading", text="Steps", level=2),
+        Block("steps", sentences=(Sentence(line, (items[0],)), Sentence("Rinse the tank.", (items[0],)))),
+        Block("heading", text="Again", level=2),
+        Block("para", sentences=(Sentence(line, (items[1],)), Sentence("Then dry it.", (items[1],)))),
+        Block("para", sentences=(Sentence(line, (items[0],)),)),
+    ]
+    said = [s.cites for b in merge_repeats(blocks) for s in b.sentences if s.text == line]
+    assert said == [(items[0],), (items[1],)]

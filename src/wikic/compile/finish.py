@@ -163,7 +163,8 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
             continue
         if b.kind in ("bullets", "steps"):  # a list is quoted whole: its items are never dropped
             for si, s in enumerate(b.sentences):
-                first.setdefault(" ".join(s.text.split()), (bi, si))
+                first.setdefault(key := " ".join(s.text.split()), (bi, si))
+                shown.setdefault(key, set()).update(c.anchor for c in s.cites)
             continue
         for si, s in enumerate(b.sentences):
             key = " ".join(s.text.split())
