@@ -548,13 +548,14 @@ def _guide_run(job: PageJob, doc: SourceDoc, sections: list, base: int) -> list[
     top = min(s.level for s in sections)
     heads = [s for s in sections if s.level == top]
     first = sections[0]
+    units = section_content(doc, first)
+    anchor = first.anchor if units else ""  # a heading over its parts has no place of its own on its home
     if len(heads) == 1 and first.level == top and first.heading and first.heading != doc.title:
-        units = section_content(doc, first)
-        return _headed(job, doc, first.anchor, first.heading, base, units) + _guide_sections(
+        return _headed(job, doc, anchor, first.heading, base, units) + _guide_sections(
             doc, sections[1:], base, top, heads
         )
     out = _guide_sections(doc, sections, base, top, heads)
-    return out + _in_context(_home(job, doc, first.anchor))
+    return out + _in_context(_home(job, doc, anchor))
 
 
 def _guide_sections(doc: SourceDoc, sections: list, base: int, top: int, heads: list) -> list[Block]:
