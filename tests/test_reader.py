@@ -1134,7 +1134,7 @@ def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
         "Bolting is the number one complaint of growers in a hot summer.\n"
         "Chives are a great companion plant for carrots and tomatoes.\n"
         "Kale is a heavy feeder, so keep up the fortnightly nutrient dose.\n"
-        "Radish is the fastest crop we sell, often up within a day.\n"
+        "Basil is the plant most people start with.\n"
     )
     doc = _guide_doc("grow", "Growing", body)
     said = {doc.path: [(s.anchor, t) for s in doc.sections for t in split_sentences(s.text)]}
