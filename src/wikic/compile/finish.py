@@ -151,9 +151,9 @@ def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
 def merge_repeats(blocks: list[Block]) -> list[Block]:
     """No sentence twice on a page: when two sources on it say the same thing, the later copy is
     dropped and its citations join the first (so both sources still reach the page); a source
-    that says it again under another of its headings keeps it there. A section
-    whose every sentence is a repeat keeps them: its heading, where links to it land, stays. The
-    lead (before the first heading) quotes the body, so its sentences are no first copies."""
+    that says it again under another of its headings keeps it there. A section whose every
+    sentence is a repeat keeps them: its heading, where links to it land, stays. The lead
+    (before the first heading) quotes the body, so its sentences are no first copies."""
     first: dict[str, tuple[int, int]] = {}
     shown: dict[str, set[str]] = {}  # sentence → the anchors its copies so far cite
     repeats: list[tuple[tuple[int, int], tuple[int, int]]] = []  # (a later copy, the first)

@@ -295,7 +295,7 @@ def _frames(doc: SourceDoc, j: int) -> bool:
         return len(said) <= CONTEXT
     if doc.title.rstrip().endswith("?"):
         return len(said) <= CONTEXT
-    return j > 0 and not said or ("bullet" in said and said.count("para") <= CONTEXT)
+    return (j > 0 and not said) or ("bullet" in said and said.count("para") <= CONTEXT)
 
 
 def _steps(doc: SourceDoc, i: int) -> list[int]:
