@@ -1191,3 +1191,17 @@ def test_a_name_of_several_words_links_however_many_sources_use_it() -> None:
     text = _page(REPO, "wiki/entries/jalapeño-pepper.md")
     companions = next(line for line in body_lines(text) if line.startswith("| Companions"))
     assert "[genovese-basil](genovese-basil.md)" in companions
+
+
+def test_the_glossary_lists_the_words_of_the_trade_before_the_subjects_with_pages(wiki: Path) -> None:
+    """A reader looking up 'Configurator' or 'Pod Club' found it among a hundred crops, each a
+    definition its own page opens with: terms without a page come first, each group A to Z."""
+    text = pages(wiki).get("wiki/glossary.md")
+    if text is None:
+        pytest.skip("no glossary in this wiki")
+    items = [line for line in body_lines(text) if line.startswith("- **")]
+    linked = [line.startswith("- **[") for line in items]
+    assert linked == sorted(linked), "a term without a page after one with a page"
+    for group in ([x for x, k in zip(items, linked) if not k], [x for x, k in zip(items, linked) if k]):
+        names = [plain_inline(x.split("**")[1]).lower() for x in group]
+        assert names == sorted(names)

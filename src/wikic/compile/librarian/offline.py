@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-26"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-27"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -172,12 +172,16 @@ def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...
 
 KEYWORDS = 8
 # the wiki's own headings (not the sources'): they say nothing about one page's subject
+GLOSSARY_TERMS = "Terms"
+GLOSSARY_SUBJECTS = "Subjects with a page of their own"
 FIXED_HEADINGS = (
     "Specifications",
     "In the knowledge base",
     "At a glance",
     "Elsewhere in the knowledge base",
     "Filed under",
+    GLOSSARY_TERMS,
+    GLOSSARY_SUBJECTS,
     *PHASE_TITLES.values(),
     *FACETS,
 )
@@ -612,18 +616,31 @@ def _hub(job: PageJob) -> Draft:
 
 def _glossary(job: PageJob) -> Draft:
     """Terms the sources define, A to Z: each with its definition (the source's own words after
-    'is'), cited, and a link to where the term's source is shown whole."""
+    'is'), cited; the terms without a page of their own first, then those with one, linked (a
+    reader looking up a word of the trade does not wade through every crop)."""
     pages = job.spec.config.get("pages") or {}
-    items = []
+    terms: list[Sentence] = []  # the words of the trade, first
+    subjects: list[Sentence] = []  # then what has a page of its own (a crop, a device)
     for term, path, anchor, what in job.spec.config["entries"]:
         href = pages.get(term)
         shown = f"[{term}]({relative(href, job.spec.path)})" if href else term
-        items.append(Sentence(f"**{shown}**: {what}", (Citation(path, anchor),)))
+        (subjects if href else terms).append(Sentence(f"**{shown}**: {what}", (Citation(path, anchor),)))
+    items = terms + subjects
     body = [Block("bullets", sentences=tuple(items))] if items else []
+    if terms and subjects:
+        body = [
+            Block("heading", text=GLOSSARY_TERMS, level=2),
+            Block("bullets", sentences=tuple(terms)),
+            Block("heading", text=GLOSSARY_SUBJECTS, level=2),
+            Block("bullets", sentences=tuple(subjects)),
+        ]
     draft = _finish(job, body)
+    names = [_term(item) for item in items] or [""]
     return replace(
         draft,
-        summary=f"{len(items)} terms the sources define, from {_term(items[0])} to {_term(items[-1])}."[:160],
+        summary=f"{len(items)} terms the sources define, from {min(names, key=str.lower)} to {max(names, key=str.lower)}."[
+            :160
+        ],
     )
 
 
