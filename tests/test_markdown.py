@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from wikic.core.markdown import anchors, github_slug, iter_headings, split_sections, split_sentences
+from wikic.core.markdown import (
+    anchors,
+    github_slug,
+    iter_headings,
+    plain_inline,
+    split_sections,
+    split_sentences,
+)
 
 
 @pytest.mark.parametrize(
@@ -106,3 +113,12 @@ def test_empty_body():
 )
 def test_split_sentences(text, sentences):
     assert split_sentences(text) == sentences
+
+
+def test_a_tilde_before_a_number_means_about_and_stays() -> None:
+    """'~$1,800' in a costs table is about $1,800; shown as '$1,800' it became a price. Strikethrough
+    marks ('~~old~~', '~old~') still go."""
+    assert plain_inline("~$1,800") == "~$1,800"
+    assert plain_inline("about ~20 minutes") == "about ~20 minutes"
+    assert plain_inline("~~old~~ new") == "old new"
+    assert plain_inline("~old~ new") == "old new"

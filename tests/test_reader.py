@@ -781,7 +781,7 @@ def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_st
     table = facts_comparison(rows, tuple(columns))
     cells = {r[0].text: [c.text for c in r[1:]] for r in table.rows}
     assert list(cells) == [d["title"] for d in devices]
-    assert cells["FarmBot Express XL"][:3] == ["2.4m", "14.4m2", "$2,300"]
+    assert cells["FarmBot Express XL"][:3] == ["2.4m", "14.4m2", "~$2,300"]
     assert cells["FarmBot Genesis"] == ["—", "—", "—", "Rotary encoders", "Calibration card"]
     assert cells["FarmBot Genesis XL"] == ["—", "—", "—", "Rotary encoders", "—"]
 

@@ -21,8 +21,9 @@ _LINK = re.compile(r"!?" + LINK_TEXT + r"\((?:[^()]|\([^()]*\))*\)")
 IMAGE_MARKUP = re.compile(r"!\[(?:[^\[\]]|\[[^\[\]]*\])*\]\((?:[^()]|\([^()]*\))*\)")  # ![alt](src)
 # A wiki-link copied from a source: [[Page]] or [[Page|shown text]].
 _WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
-# Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores.
-_INLINE = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
+# Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores, and
+# '~' not before a number or a price, where it means 'about' ('~$1,800').
+_INLINE = re.compile(r"[*`]+|~{2,}|~(?![\d$€£])|(?<!\w)_+|_+(?!\w)")
 _INLINE_MARK = re.compile(r"[*`~_]")  # a character ``_INLINE`` removes (found faster than by it)
 _HTML_TAG = re.compile(r"<[^<>]+>")
 _ATTRIBUTES = re.compile(r"\{:[^}\n]*\}")  # kramdown attributes ('{:.internal}'), never shown as text
