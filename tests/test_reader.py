@@ -1164,6 +1164,9 @@ def test_a_procedure_on_a_guide_keeps_its_prerequisites_and_the_heading_over_its
     assert heads.index("Step 1: Add plants to your map") + 1 == heads.index("Select crops")
     assert "FarmBot must be completely assembled, powered up, and connected to the web app" in text
     assert text.index("completely assembled") < text.index("Step 1: Add plants to your map")
+    # an opening that lists the document's own sections is their contents, not what to have first:
+    # 'three main considerations: 1. Plant size and shape …' came over the one it quoted
+    assert "three main considerations" not in text or "Plant size and shape" in heads
 
 
 def test_a_kept_sentence_keeps_the_lead_in_and_the_list_it_introduces() -> None:

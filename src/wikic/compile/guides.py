@@ -289,13 +289,18 @@ def _frames(doc: SourceDoc, j: int) -> bool:
     """Whether section ``j`` above a chosen one is short framing to quote with it: a heading, or a
     few sentences; a document's opening only when its title asks what the opening answers, or
     when it lists what to have first ('make sure you have completed the following
-    prerequisites:' and its list), not a post's preamble."""
+    prerequisites:' and its list), not a post's preamble nor a list of the document's own
+    sections ('three main considerations: 1. Plant size and shape …', of which the guide may
+    quote one)."""
     said = [kind for kind, _ in prose_units(doc.sections[j].text)]
     if j > 0 and doc.sections[j].level > 1:
         return len(said) <= CONTEXT
     if doc.title.rstrip().endswith("?"):
         return len(said) <= CONTEXT
-    return (j > 0 and not said) or ("bullet" in said and said.count("para") <= CONTEXT)
+    if j > 0 and not said:
+        return True
+    contents = item_keys(doc.sections[j].text) & {key_of(s.heading) for s in doc.sections}
+    return "bullet" in said and said.count("para") <= CONTEXT and not contents  # its list is no contents
 
 
 def _steps(doc: SourceDoc, i: int) -> list[int]:
