@@ -1208,3 +1208,13 @@ def test_the_glossary_lists_the_words_of_the_trade_before_the_subjects_with_page
     for group in ([x for x, k in zip(items, linked) if not k], [x for x, k in zip(items, linked) if k]):
         names = [plain_inline(x.split("**")[1]).lower() for x in group]
         assert names == sorted(names)
+
+
+def test_who_wrote_a_post_is_said_once_for_the_page_not_after_every_post(wiki: Path) -> None:
+    """An 'Author | Hannah Lindqvist' fact table closed every blog post on a topic page: who wrote
+    each is a column of the page's one 'Filed under' table."""
+    for path, text in pages(wiki).items():
+        if "/topics/" not in path:
+            continue
+        body = text.split("## Filed under")[0]
+        assert not re.search(r"^\| Author \|", body, re.MULTILINE), path

@@ -68,6 +68,10 @@ TAXONOMY = frozenset(
 )
 
 
+# fields that say who wrote a record, not what it says
+BYLINE = frozenset({"author", "authors", "byline", "writer", "written_by"})
+
+
 def label(name: str) -> str:
     """'row_spacing' → 'Row spacing' (the label transform gives a field in a details list)."""
     return name.replace("_", " ").replace("-", " ").strip().capitalize()

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from ..compile.citations import stem
 from ..compile.versions import is_superseded
 from ..core.facts import (
+    BYLINE,
     NAME_FIELDS,
     TAXONOMY,
     aliases,
@@ -184,7 +185,6 @@ _STEP = re.compile(r"^\*\*\s*Step\s+(\d+)\s*:?\s*\*\*\s*:?\s*(.*)$", re.IGNORECA
 _CALLOUT = re.compile(r"^\*\*([^*]{1,80}?)[.:]?\*\*\s+(?=[A-Z0-9])(.*)$")
 # Fields that file a record under a heading rather than state something about its subject.
 CLASSIFYING = TAXONOMY | {"keywords"}  # where a record is filed ('Products: grove-6'): no answer
-BYLINE = frozenset({"author", "authors", "byline", "writer", "written_by"})  # who wrote it: no answer
 # A value that locates the record rather than stating a fact: a URL or a path ('v15/app').
 _LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z]{3})\S*/\S*)$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)

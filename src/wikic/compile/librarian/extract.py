@@ -11,6 +11,7 @@ from itertools import chain
 
 from ...core.bm25 import tokens
 from ...core.facts import (
+    BYLINE,
     TAXONOMY,
     field_label,
     format_value,
@@ -352,7 +353,8 @@ def home_blocks(
 
 
 def taxonomy_fields(doc: SourceDoc) -> tuple[str, ...]:
-    return tuple(k for k in doc.meta if k in TAXONOMY)
+    """The fields that say where a record is filed and who wrote it (category, tags, author)."""
+    return tuple(k for k in doc.meta if k in TAXONOMY or k in BYLINE)
 
 
 def filed_under(entries: list[tuple[SourceDoc, list]]) -> Block | None:
