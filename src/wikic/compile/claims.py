@@ -146,14 +146,13 @@ def canonical(stem: str) -> str:
     return _synonyms().get(stem, stem)
 
 
-@lru_cache(maxsize=1)
-def _direction_values() -> dict[str, str]:
-    return {**{word_stem(w): group for w, group in DIRECTIONS.items()}, **DIRECTIONS}
+# The direction group of each word as the check reads it (lower-cased, or its stem).
+DIRECTION_OF = {**{word_stem(w): group for w, group in DIRECTIONS.items()}, **DIRECTIONS}
 
 
 def direction_of(value: str) -> str | None:
     """The direction group of a word as the check reads it (lower-cased, or its stem), or None."""
-    return _direction_values().get(value)
+    return DIRECTION_OF.get(value)
 
 
 _STARTS = frozenset(".!?:;—–")  # what a capitalised word may follow as a sentence start
