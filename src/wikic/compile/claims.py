@@ -194,7 +194,8 @@ def scan(text: str, units: frozenset[str] | dict = frozenset()) -> list[list[Ite
                 items.append(("unit", tok.lower(), False))
             else:
                 upper = tok[0].isupper() and (len(tok) > 1 or first)
-                shaped = sum(c.isupper() for c in tok) > 1  # 'FAQ', 'FarmBot': a name wherever it stands
+                # 'FAQ', 'FarmBot' (shaped: two capitals or more) are names wherever they stand
+                shaped = first and upper and sum(c.isupper() for c in tok) > 1
                 items.append(("name" if upper else "word", tok.lower(), first and upper and not shaped))
                 first = False
         parts.append(items)
