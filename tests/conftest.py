@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import shutil
 import socket
@@ -34,6 +35,11 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 REPO = Path(__file__).resolve().parents[1]
+
+# A worker lives for the whole run and keeps what it imported (the SDKs' models, the test modules)
+# and what it built: at the default thresholds the collector walks that heap every few tests. Less
+# often, for the test processes only (the commands the tests start keep the defaults).
+gc.set_threshold(10_000, 20, 100)
 
 # The suite's workers already fill the cores: a compile runs in its worker (and in the commands a
 # test starts) unless the test asks for processes (``jobs=``), which test_scale compares.

@@ -31,6 +31,7 @@ from functools import cached_property, lru_cache
 from ..core.markdown import IMAGE_MARKUP, STOPWORDS, plain_inline
 from ..core.models import SourceDoc
 from .claims import (
+    DIRECTION_OF,
     Item,
     canonical,
     clauses,
@@ -219,7 +220,7 @@ def _tokens(text: str) -> tuple[list[Token], set[int]]:
     end = 0  # where the previous token ended
     for m in _TOKEN.finditer(text):
         tok = m.group()
-        after_space, end = not text[end : m.start()].strip(" -\u00a0"), m.end()
+        gap, end = end, m.end()
         if tok[0].isdigit():
             out.append(("n" if len(tok) < 10 or tok[4] != "-" else "d", tok.replace(",", ".")))
             continue
@@ -234,21 +235,30 @@ def _tokens(text: str) -> tuple[list[Token], set[int]]:
             (low in UNITS or tok in ("C", "F"))
             and out
             and out[-1][0] == "n"
-            and after_space  # '3) Day Neutral': no unit
-            and not text[m.end() : m.end() + 1].isdigit()  # '1.2, v1.3': v is no unit of 1.2
+            and not text[gap : m.start()].strip(" -\u00a0")  # '3) Day Neutral': no unit
+            and not text[end : end + 1].isdigit()  # '1.2, v1.3': v is no unit of 1.2
         ):  # '15 C' is 15 °C
             out.append(("u", UNITS.get(low) or UNITS["°" + low]))
-        elif low in NEGATORS or low.endswith("n't"):
-            out.append(("x", low))
-        elif low in _SKIP or low == "%":
-            out.append(("s", low))
         else:
-            if tok[0].isupper():
+            token = _word(low)
+            if token[0] == "w" and tok[0].isupper():
                 capital.add(len(out))
-            out.append(("w", word_value(low[:-2] if low.endswith("'s") else low)))
+            out.append(token)
     return out, capital
 
 
+@lru_cache(maxsize=1 << 16)
+def _word(low: str) -> Token:
+    """A lower-cased word's token where it is no unit of a number: a negator, a stop word or a
+    content word (its value)."""
+    if low in NEGATORS or low.endswith("n't"):
+        return ("x", low)
+    if low in _SKIP or low == "%":
+        return ("s", low)
+    return ("w", word_value(low[:-2] if low.endswith("'s") else low))
+
+
+@lru_cache(maxsize=1 << 16)
 def word_value(low: str) -> str:
     """What a lower-cased content word stands for: the unit it names, or its stem (a synonym's
     as the first word of its group: 'employs' → 'use')."""
@@ -318,37 +328,55 @@ def analyse(text: str, addresses: bool = True) -> Analysis:
     # Pairs of neighbouring tokens in each sentence (the last one with END), and the negators.
     start = 0
     for end in [*(i for i, (k, _) in enumerate(tokens) if k == "b"), len(tokens)]:
-        sentence = tokens[start:end]
-        content = [i for i, (k, _) in enumerate(sentence) if k in ("n", "w")]
-        if content:
-            a.sentences.append(_said(sentence, content, {i - start for i in capital if start <= i < end}))
+        _read_sentence(a, tokens[start:end], {i - start for i in capital if start <= i < end})
         start = end + 1
-        negated = False
-        for n, i in enumerate(content):
-            if n == 0:
-                negated = any(k == "x" for k, _ in sentence[:i])
-            nxt = content[n + 1] if n + 1 < len(content) else len(sentence)
-            gap_negated = any(k == "x" for k, _ in sentence[i + 1 : nxt])
-            pair = (sentence[i][1], sentence[nxt][1] if nxt < len(sentence) else END)
-            if not gap_negated:
-                a.pairs.add(pair)
-                if not negated:
-                    a.plain_starts.add(pair)
-            negated = gap_negated
-        for i, (kind, _) in enumerate(sentence):
-            if kind == "x":
-                left = _window(sentence, i, -1, True)
-                after = [t for k, t in sentence[i + 1 :] if k in ("n", "w")][:2]
-                if left:
-                    pair = (left[0], after[0] if after else END)
-                elif after:
-                    pair = (after[0], after[1] if len(after) > 1 else END)
-                else:
-                    continue
-                phrase = (after[0], after[1]) if len(after) > 1 else (END, END)
-                a.negations.append(Negation(left, frozenset(after), pair, phrase))
-        a.directions |= _directions(sentence)
     return a
+
+
+def _read_sentence(a: Analysis, sentence: list[Token], capital: set[int]) -> None:
+    """Add what one sentence of a text says to ``a``: what it says (``Said``), the pairs of its
+    neighbouring content tokens, its negations and its direction words."""
+    content = [i for i, (k, _) in enumerate(sentence) if k in ("n", "w")]
+    negators = [i for i, (k, _) in enumerate(sentence) if k == "x"]
+    groups = _groups(sentence)
+    if content:
+        a.sentences.append(_said(sentence, content, capital, groups, negators))
+    if negators:
+        _negated_pairs(a, sentence, content)
+    else:  # no negator: every pair is stated plainly
+        for n, i in enumerate(content):
+            pair = (sentence[i][1], sentence[content[n + 1]][1] if n + 1 < len(content) else END)
+            a.pairs.add(pair)
+            a.plain_starts.add(pair)
+    for i in negators:
+        left = _window(sentence, i, -1, True)
+        after = [t for k, t in sentence[i + 1 :] if k in ("n", "w")][:2]
+        if left:
+            pair = (left[0], after[0] if after else END)
+        elif after:
+            pair = (after[0], after[1] if len(after) > 1 else END)
+        else:
+            continue
+        phrase = (after[0], after[1]) if len(after) > 1 else (END, END)
+        a.negations.append(Negation(left, frozenset(after), pair, phrase))
+    a.directions |= _directions(sentence, groups)
+
+
+def _negated_pairs(a: Analysis, sentence: list[Token], content: list[int]) -> None:
+    """The pairs of a sentence with a negator: no negator between a pair's words, and for a
+    plain start, none just before the first either."""
+    negated = False
+    for n, i in enumerate(content):
+        if n == 0:
+            negated = any(k == "x" for k, _ in sentence[:i])
+        nxt = content[n + 1] if n + 1 < len(content) else len(sentence)
+        gap_negated = any(k == "x" for k, _ in sentence[i + 1 : nxt])
+        pair = (sentence[i][1], sentence[nxt][1] if nxt < len(sentence) else END)
+        if not gap_negated:
+            a.pairs.add(pair)
+            if not negated:
+                a.plain_starts.add(pair)
+        negated = gap_negated
 
 
 @lru_cache(maxsize=4096)
@@ -357,34 +385,45 @@ def _scanned(text: str) -> list[list[Item]]:
     return scan(reword(text), UNITS)
 
 
-def _said(sentence: list[Token], content: list[int], capital: set[int]) -> Said:
+def _said(
+    sentence: list[Token],
+    content: list[int],
+    capital: set[int],
+    groups: list[str | None],
+    negators: list[int],
+) -> Said:
+    """``groups``: each token's direction group (see ``_groups``; a number has none);
+    ``negators``: where its negators stand."""
     return Said(
-        frozenset(sentence[i][1] for i in content if not direction_of(sentence[i][1])),
-        _negated(sentence),
-        frozenset(g for k, t in sentence if k in ("w", "s") and (g := direction_of(t))),
+        frozenset(sentence[i][1] for i in content if not groups[i]),
+        _negated(sentence, negators),
+        frozenset(g for g in groups if g),
         frozenset(sentence[i][1] for i in capital),
         sentence[0][1] if sentence[0][0] == "w" else "",
     )
 
 
-def _negated(sentence: list[Token]) -> frozenset[str]:
-    """What each negator of a sentence negates: the content word after it, or the one before
-    it at the end of the sentence ('mould does not')."""
+def _groups(sentence: list[Token]) -> list[str | None]:
+    """The direction group of each token of a sentence (a word or a stop word), else None."""
+    return [DIRECTION_OF.get(t) if k in ("w", "s") else None for k, t in sentence]
+
+
+def _negated(sentence: list[Token], negators: list[int]) -> frozenset[str]:
+    """What each negator of a sentence (at ``negators``) negates: the content word after it, or
+    the one before it at the end of the sentence ('mould does not')."""
     out = set()
-    for i, (kind, _) in enumerate(sentence):
-        if kind == "x":
-            after = next((t for k, t in sentence[i + 1 :] if k in ("n", "w")), None)
-            before = next((t for k, t in reversed(sentence[:i]) if k in ("n", "w")), END)
-            out.add(after or before)
+    for i in negators:
+        after = next((t for k, t in sentence[i + 1 :] if k in ("n", "w")), None)
+        before = next((t for k, t in reversed(sentence[:i]) if k in ("n", "w")), END)
+        out.add(after or before)
     return frozenset(out)
 
 
-def _directions(sentence: list[Token]) -> set[tuple[str, str, str]]:
+def _directions(sentence: list[Token], groups: list[str | None]) -> set[tuple[str, str, str]]:
     """Each direction or comparison word of a sentence as (its group, the content word or
     number before it, the one after it; END at the edge)."""
     out = set()
-    for i, (kind, value) in enumerate(sentence):
-        group = direction_of(value) if kind in ("w", "s") else None
+    for i, group in enumerate(groups):
         if group:
             left = next((t for k, t in reversed(sentence[:i]) if k in ("n", "w")), END)
             right = next((t for k, t in sentence[i + 1 :] if k in ("n", "w")), END)
@@ -916,6 +955,7 @@ def _alike_by(
 _NUMBER = re.compile(r"^[\d.,:/-]+$")
 
 
+@lru_cache(maxsize=1 << 16)  # a cited sentence's words are read again for every statement
 def _unnumbered(words: frozenset[str]) -> frozenset[str]:
     """``words`` without its numbers (all of them when there is nothing else)."""
     return frozenset(w for w in words if not _NUMBER.match(w)) or words

@@ -146,14 +146,13 @@ def canonical(stem: str) -> str:
     return _synonyms().get(stem, stem)
 
 
-@lru_cache(maxsize=1)
-def _direction_values() -> dict[str, str]:
-    return {**{word_stem(w): group for w, group in DIRECTIONS.items()}, **DIRECTIONS}
+# The direction group of each word as the check reads it (lower-cased, or its stem).
+DIRECTION_OF = {**{word_stem(w): group for w, group in DIRECTIONS.items()}, **DIRECTIONS}
 
 
 def direction_of(value: str) -> str | None:
     """The direction group of a word as the check reads it (lower-cased, or its stem), or None."""
-    return _direction_values().get(value)
+    return DIRECTION_OF.get(value)
 
 
 _STARTS = frozenset(".!?:;—–")  # what a capitalised word may follow as a sentence start
@@ -195,7 +194,8 @@ def scan(text: str, units: frozenset[str] | dict = frozenset()) -> list[list[Ite
                 items.append(("unit", tok.lower(), False))
             else:
                 upper = tok[0].isupper() and (len(tok) > 1 or first)
-                shaped = sum(c.isupper() for c in tok) > 1  # 'FAQ', 'FarmBot': a name wherever it stands
+                # 'FAQ', 'FarmBot' (shaped: two capitals or more) are names wherever they stand
+                shaped = first and upper and sum(c.isupper() for c in tok) > 1
                 items.append(("name" if upper else "word", tok.lower(), first and upper and not shaped))
                 first = False
         parts.append(items)
