@@ -1218,3 +1218,17 @@ def test_who_wrote_a_post_is_said_once_for_the_page_not_after_every_post(wiki: P
             continue
         body = text.split("## Filed under")[0]
         assert not re.search(r"^\| Author \|", body, re.MULTILINE), path
+
+
+def test_see_also_offers_only_pages_the_page_does_not_link_already(wiki: Path) -> None:
+    """The Sprout 3's 'See also' repeated the Grove 6, the Canopy 12 and two plants its text links,
+    and a directory's repeated its first three entries: it now lists what the page does not."""
+    for path, text in pages(wiki).items():
+        if "\n## See also\n" not in text:
+            continue
+        body, _, rest = text.partition("\n## See also\n")
+        offered = re.findall(r"^- \[[^\]]*\]\(([^)#]+)", rest.split("\n## ")[0], re.MULTILINE)
+        linked = {
+            m for m in re.findall(r"\]\(([^)#\s]+)", body.split("---\n", 2)[-1]) if "layer1_sources" not in m
+        }
+        assert not set(offered) & linked, (path, set(offered) & linked)

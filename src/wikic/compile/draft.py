@@ -289,9 +289,24 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
             lines.append("")
     close_entry()
     see_also = nav.see_also or tuple((p, PurePosixPath(p).stem.replace("-", " ")) for p in draft.see_also)
-    lines += _nav_list("See also", see_also, page_path)
+    shown = _pages_linked(lines, page_path)  # 'See also' offers what the page does not link already
+    lines += _nav_list(
+        "See also", tuple(x for x in see_also if x[0].partition("#")[0] not in shown), page_path
+    )
     lines += _nav_list("Linked from", nav.backlinks, page_path)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _pages_linked(lines: list[str], page_path: str) -> set[str]:
+    """The wiki pages (KB-relative paths, no anchor) that ``lines`` link to: the plan's link graph
+    ranks 'See also' without the pages a page links, but a table cell's links are found here."""
+    return {
+        resolve_href(page_path, m.group(2)).partition("#")[0]
+        for line in lines
+        if "](" in line
+        for m in ANY_LINK.finditer(line)
+        if LAYER1 not in m.group(2) and "://" not in m.group(2)
+    }
 
 
 CITE_LINK = re.compile(

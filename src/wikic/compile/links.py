@@ -265,10 +265,11 @@ def rank_see_also(
     families: dict[str, str] | None = None,
     limit: int = SEE_ALSO,
 ) -> dict[str, tuple[str, ...]]:
-    """Up to ``limit`` related pages each, best first: a page linked either way scores 3, each
-    shared source 1, each shared subject 1 (rarer subjects more), the next or previous part of
-    the same series 2, a page of the same family (its group a sibling in the source's own
-    structure) 1. A page that shares nothing with another is never listed."""
+    """Up to ``limit`` related pages each, best first, that the page does not link already: a page
+    linking to it scores 3, each shared source 1, each shared subject 1 (rarer subjects more),
+    the next or previous part of the same series 2, a page of the same family (its group a
+    sibling in the source's own structure) 1. A page that shares nothing with another is never
+    listed."""
     families = families or {}
     holders: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for p in pages:
@@ -295,8 +296,6 @@ def rank_see_also(
     out = {}
     for p in pages:
         score: Counter = Counter()
-        for q in linked.get(p, ()):
-            score[q] += 3
         for q in linking.get(p, ()):
             score[q] += 3
         for s in sources.get(p, ()):
@@ -314,7 +313,8 @@ def rank_see_also(
         if families.get(p):
             for q in kin[families[p]]:
                 score[q] += 1
-        score.pop(p, None)
+        for q in (p, *linked.get(p, ())):  # what its text links already is no 'see also'
+            score.pop(q, None)
         ranked = sorted((q for q, s in score.items() if s >= 1), key=lambda q: (-score[q], order[q]))
         out[p] = tuple(ranked[:limit])
     return out
