@@ -1232,3 +1232,12 @@ def test_see_also_offers_only_pages_the_page_does_not_link_already(wiki: Path) -
             m for m in re.findall(r"\]\(([^)#\s]+)", body.split("---\n", 2)[-1]) if "layer1_sources" not in m
         }
         assert not set(offered) & linked, (path, set(offered) & linked)
+
+
+def test_a_record_id_in_a_field_links_to_its_entry() -> None:
+    """A plant's companions name other plants by record id: 'italian-parsley' is the id of 'Italian
+    Flat-Leaf Parsley' and 'bush-bean' of 'Dwarf Bush Bean'; no title says them, so they stayed plain."""
+    basil = _page(REPO, "wiki/entries/genovese-basil.md")
+    assert "[italian-parsley](italian-flat-leaf-parsley.md)" in basil
+    nasturtium = _page(REPO, "wiki/entries/dwarf-nasturtium.md")
+    assert "[bush-bean](dwarf-bush-bean.md)" in nasturtium

@@ -1008,6 +1008,7 @@ def find_subjects(
     by_path = {d.path: d for d in docs}
     anchors: dict[str, str] = {}
     entries: list[tuple[str, Target, bool]] = []  # (title, where, a thing with a page of its own)
+    ids: list[tuple[str, Target, bool]] = []  # the same for entries' record ids ('italian-parsley')
     devices: dict[tuple[str, ...], Target] = {}
     proper: set[tuple[str, ...]] = set()
     for spec in the_plan.pages:
@@ -1019,6 +1020,7 @@ def find_subjects(
             outline = [x for x in outline_of([(d.title, d) for d in members]) if "#" in x[1]]
             anchors.update(dict.fromkeys((d.path for d in members), ""))
             entries += [(d.title, Target(spec.path), True) for d in members]
+            ids += [(d.id.replace("-", " "), Target(spec.path), True) for d in members if _SLUG.match(d.id)]
         elif spec.type == "device":
             specs = [by_path[p] for p in spec.config["spec_paths"] if p in by_path]
             outline = [("Specifications", "")] + [x for x in outline_of([("", d) for d in specs]) if x[0]]
@@ -1038,6 +1040,8 @@ def find_subjects(
         if spec.type == "topic":
             entries += [(d.title, Target(spec.path, found.get(d.path, "")), False) for d in members]
     the_plan.anchors = anchors
+    titled = {key_of(title) for title, _, _ in entries}  # a record's id names it where no title does:
+    entries += [x for x in ids if key_of(x[0]) not in titled]  # 'italian-parsley' in a plant's companions
     by_name: dict[tuple[str, ...], list[Target]] = defaultdict(list)
     things: set[tuple[str, ...]] = set()
     for title, target, thing in entries:
@@ -1065,6 +1069,9 @@ def find_subjects(
     the_plan.proper = frozenset(k for k in proper if k in names)
     the_plan.words = frozenset(k for k in the_plan.proper if k not in devices)
     return Subjects(Names(names, the_plan.proper), in_doc, counts, titles, listed)
+
+
+_SLUG = re.compile(r"^[a-z][a-z]+(?:-[a-z]+)+$")  # a record id of words ('italian-parsley'), not a number
 
 
 def scanned_text(doc: SourceDoc) -> str:
