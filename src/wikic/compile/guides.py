@@ -25,6 +25,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..core.bm25 import tokens
 from ..core.facts import field_label
@@ -299,7 +300,7 @@ def _frames(doc: SourceDoc, j: int) -> bool:
         return len(said) <= CONTEXT
     if j > 0 and not said:
         return True
-    contents = item_keys(doc.sections[j].text) & {key_of(s.heading) for s in doc.sections}
+    contents = _items_of(doc.sections[j].text) & {key_of(s.heading) for s in doc.sections}
     return "bullet" in said and said.count("para") <= CONTEXT and not contents  # its list is no contents
 
 
@@ -505,7 +506,13 @@ def _lists(unit: list[Candidate], other: list[Candidate]) -> bool:
     contents list ('What's next? - General Maintenance - Bed Maintenance …'), read before them."""
     if other[0].doc.path == unit[0].doc.path:
         return False
-    return any(key_of(other[0].doc.title) in item_keys(c.doc.sections[c.index].text) for c in unit)
+    return any(key_of(other[0].doc.title) in _items_of(c.doc.sections[c.index].text) for c in unit)
+
+
+@lru_cache(maxsize=4096)  # ``order`` asks it of every pair of units, again after each one placed
+def _items_of(text: str) -> frozenset[tuple[str, ...]]:
+    """The name keys of a section's list items (see ``links.item_keys``)."""
+    return frozenset(item_keys(text))
 
 
 def order(units: list[list[Candidate]]) -> list[tuple[Candidate, str]]:
