@@ -265,6 +265,23 @@ def test_a_folder_becomes_a_files_source(tmp_path: Path) -> None:
     assert titles == ["Faq v2", "Leave", "Welcome"]
 
 
+def test_a_folder_of_json_records_without_a_body_renders_their_fields(tmp_path: Path) -> None:
+    """A folder of crop records ('name', 'spread', a plain 'description'; no 'body'): a files source
+    reads a 'body' field by default, so every record failed transform until init said there is none."""
+    crops = tmp_path / "crops"
+    crops.mkdir()
+    for n, name in enumerate(["Green Zucchini", "Kale", "Radish"]):
+        record = {"name": name, "spread": 30 + n, "description": f"{name} grows fast in a raised bed."}
+        (crops / f"{name.lower().replace(' ', '-')}.json").write_text(json.dumps(record), "utf-8")
+    result = runner.invoke(app, ["init", str(tmp_path / "kb"), "--from", str(crops)])
+    assert result.exit_code == 0, result.output
+    _, sources = sources_yaml(tmp_path / "kb")
+    assert sources["crops"]["title"] == "name" and sources["crops"]["body"] == ""
+    fetch_all(tmp_path / "kb")
+    zucchini = (tmp_path / "kb" / "layer1_sources" / "crops" / "green-zucchini.md").read_text("utf-8")
+    assert "title: Green Zucchini" in zucchini and "Spread" in zucchini
+
+
 def test_init_refuses_an_existing_kb_and_mismatched_names(tmp_path: Path, api: ApiServer) -> None:
     url = api.add("x", records(3))
     (tmp_path / "kb" / "schema").mkdir(parents=True)

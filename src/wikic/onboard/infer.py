@@ -717,6 +717,10 @@ def inspect_folder(folder: Path, name: str, kb: Path) -> SourceDraft:
                 "no frontmatter titles: each file takes its first '# ' heading, else its file name"
             )
             draft.guesses = [g for g in draft.guesses if g.key != "title"]
+    if suffixes == {".json"} and not sample.strings("body"):  # a files source reads 'body' by default
+        title_field = draft.config().get("title") or ""
+        if not guess_body(sample, draft, {title_field}):
+            draft.add("body", "", "no record has a text body: each record's fields are rendered")
     guess_updated(sample, draft)
     linked = sum(1 for r in records if r.get("supersedes"))
     if linked:
