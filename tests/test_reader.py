@@ -1234,6 +1234,21 @@ def test_see_also_offers_only_pages_the_page_does_not_link_already(wiki: Path) -
         assert not set(offered) & linked, (path, set(offered) & linked)
 
 
+def test_linked_from_lists_only_pages_not_linked_above(wiki: Path) -> None:
+    """A guide's 'See also' and 'Linked from' were the same five guides and hubs: a page that links
+    here and is linked back (in the text or under 'See also') is now shown once."""
+    listed = 0
+    for path, text in pages(wiki).items():
+        above, _, rest = text.partition("\n## Linked from\n")
+        if not rest:
+            continue
+        backlinks = re.findall(r"^- \[[^\]]*\]\(([^)#]+)", rest.split("\n## ")[0], re.MULTILINE)
+        linked = {m for m in re.findall(r"\]\(([^)#\s]+)", above.split("---\n", 2)[-1])}
+        assert backlinks and not set(backlinks) & linked, (path, set(backlinks) & linked)
+        listed += len(backlinks)
+    assert listed >= 50  # pages still say who links to them
+
+
 def test_a_record_id_in_a_field_links_to_its_entry() -> None:
     """A plant's companions name other plants by record id: 'italian-parsley' is the id of 'Italian
     Flat-Leaf Parsley' and 'bush-bean' of 'Dwarf Bush Bean'; no title says them, so they stayed plain."""

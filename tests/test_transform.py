@@ -123,6 +123,30 @@ def test_default_rendering(tree, api):
     )
 
 
+def test_a_line_that_ends_no_sentence_is_its_own_paragraph_in_default_rendering(tree, api):
+    """A crop's description opens with its variety's name on a line of its own ('Green Griller
+    Zucchini'): read as one paragraph, it ran into the first sentence of the text."""
+    wrapped = (
+        "An old manual wrapped at a fixed width fills each line to about\n"
+        "Sixty characters, whatever the sentence; a capital after a break\n"
+        "Is no new paragraph there."
+    )
+    rec = {
+        "id": "z",
+        "title": "Zucchini",
+        "description": "Green Griller Zucchini\nAs the name suggests, it is made for the grill.",
+        "notes": "Leeks need rich soil\nLeeks like aged manure.\n- a list item\n- Another item",
+        "manual": wrapped,
+    }
+    url = api.add("items", [rec])
+    root = kb(tree, {"items": {"kind": "http", "url": url, "items": "data"}})
+    fetch_and_transform(root)
+    body = read(root, "items/z.md").content
+    assert "Green Griller Zucchini\n\nAs the name suggests" in body
+    assert "Leeks need rich soil\n\nLeeks like aged manure.\n- a list item\n- Another item" in body
+    assert wrapped in body  # text wrapped at a width is one paragraph as before
+
+
 def test_liquid_cleanup_keeps_callout_text(tree, api):
     body = (
         'Before.\n\n{% include youtube.html id="abc" %}\n\n'

@@ -214,6 +214,9 @@ def _line(prefix: str, s: Sentence, page_path: str, link=None) -> str:
     return f"{prefix}{text} {_cite_links(s.cites, page_path)}"
 
 
+LINKED_FROM = 8  # pages listed under 'Linked from', the closest first
+
+
 def _nav_list(title: str, items: tuple[tuple[str, str], ...], page_path: str) -> list[str]:
     if not items:
         return []
@@ -289,11 +292,14 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
             lines.append("")
     close_entry()
     see_also = nav.see_also or tuple((p, PurePosixPath(p).stem.replace("-", " ")) for p in draft.see_also)
-    shown = _pages_linked(lines, page_path)  # 'See also' offers what the page does not link already
-    lines += _nav_list(
-        "See also", tuple(x for x in see_also if x[0].partition("#")[0] not in shown), page_path
-    )
-    lines += _nav_list("Linked from", nav.backlinks, page_path)
+    # 'See also' offers what the page does not link already, and 'Linked from' what it does not
+    # link at all: a page that links here and is linked back is shown once
+    shown = _pages_linked(lines, page_path)
+    see_also = tuple(x for x in see_also if x[0].partition("#")[0] not in shown)
+    lines += _nav_list("See also", see_also, page_path)
+    shown |= {p.partition("#")[0] for p, _ in see_also}
+    backlinks = tuple(x for x in nav.backlinks if x[0] not in shown)[:LINKED_FROM]
+    lines += _nav_list("Linked from", backlinks, page_path)
     return "\n".join(lines).rstrip() + "\n"
 
 

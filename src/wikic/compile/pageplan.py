@@ -1164,13 +1164,14 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
     the_plan.backlinks = ranked_backlinks(the_plan, backlinks(outgoing), links)
 
 
-LINKED_FROM = 8  # pages listed under 'Linked from', the closest first
 _KIN = ("guide", "device", "comparison", "hub", "topic", "directory", "entity", "glossary", "changes")
 
 
 def ranked_backlinks(the_plan: Plan, found: dict[str, tuple[str, ...]], links: dict[str, dict]) -> dict:
-    """Each page's 'Linked from', at most ``LINKED_FROM``: pages that name it in their text first,
-    then by kind (guides and device pages before topic pages and entries), then by title."""
+    """The pages that link to each page, ranked for its 'Linked from': those that name it in their
+    text first, then by kind (guides and device pages before topic pages and entries), then by
+    title. The rendering lists the first ``LINKED_FROM`` that the page does not link itself (which
+    only the rendering knows: its table cells' links are not planned)."""
     kinds = {s.path: s.type for s in the_plan.pages}
     named = {p: {t.path for t in ls.values()} for p, ls in links.items()}
     out = {}
@@ -1184,7 +1185,7 @@ def ranked_backlinks(the_plan: Plan, found: dict[str, tuple[str, ...]], links: d
                 q,
             ),
         )
-        out[page] = tuple(ranked[:LINKED_FROM])
+        out[page] = tuple(ranked)
     return out
 
 

@@ -8,6 +8,7 @@ never written or deleted.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,6 +67,33 @@ def is_short(value: Any) -> bool:
     )
 
 
+_BLOCK = re.compile(r"^\s*(?:[-*+>#|]|\d+[.)]\s)")
+_ENDED = re.compile(r"[.!?:;,)\]\"'»”’]$")
+
+
+def paragraphs(text: str) -> str:
+    """A record's text with a line break that ends no sentence kept as a paragraph break where
+    the next line starts one: a sub-title line ('Green Griller Zucchini') or a sentence missing
+    its full stop would otherwise run into the sentence below it in one paragraph. Text wrapped
+    at a fixed width (three lines or more, each but the last 50-100 characters) is left as it is."""
+    lines = text.split("\n")
+    if len(lines) >= 3 and all(50 <= len(x) <= 100 for x in lines[:-1]):
+        return text
+    out = lines[:1]
+    for before, line in zip(lines, lines[1:]):
+        a, b = before.strip(), line.strip()
+        if (
+            a
+            and b[:1].isupper()
+            and not _ENDED.search(a)
+            and not _BLOCK.match(before)
+            and not _BLOCK.match(line)
+        ):
+            out.append("")
+        out.append(line)
+    return "\n".join(out)
+
+
 def default_body(data: dict[str, Any], skip: set[str]) -> str:
     """A readable rendering of a record: short fields as a details list, long text as sections."""
     short, long = [], []
@@ -76,7 +104,7 @@ def default_body(data: dict[str, Any], skip: set[str]) -> str:
         if is_short(value):
             short.append(f"- **{label(name)}:** {format_value(value)}")
         elif isinstance(value, str):
-            long.append(f"## {label(name)}\n\n{value.strip()}")
+            long.append(f"## {label(name)}\n\n{paragraphs(value.strip())}")
     parts = [*long]
     if short:
         parts.insert(0, "## Details\n\n" + "\n".join(short))
