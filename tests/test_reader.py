@@ -1256,3 +1256,16 @@ def test_a_record_id_in_a_field_links_to_its_entry() -> None:
     assert "[italian-parsley](italian-flat-leaf-parsley.md)" in basil
     nasturtium = _page(REPO, "wiki/entries/dwarf-nasturtium.md")
     assert "[bush-bean](dwarf-bush-bean.md)" in nasturtium
+
+
+def test_a_device_page_quotes_a_list_with_the_paragraph_that_introduces_it() -> None:
+    """The Grove 6's page quoted the doses per model ('Grove 6 (4.0 litres): 20 ml') without 'Add 5
+    ml of Verdant Feed per litre of water every 14 days. For a full tank that is:', so it did not say
+    how often; and the plants per model without 'The main limit is mature plant height …:'."""
+    for device in ("grove-6", "canopy-12"):
+        lines = _current_lines(_page(REPO, f"wiki/devices/{device}.md"))
+        dose = lines.index("For a full tank that is:")
+        assert lines[dose - 1] == "Add 5 ml of Verdant Feed per litre of water every 14 days."
+        assert lines[dose + 1].startswith("- [Sprout 3](sprout-3.md) (1.2 litres): 6 ml")
+        fit = next(i for i, x in enumerate(lines) if x.startswith("The main limit is mature plant height"))
+        assert lines[fit + 1].startswith("- [Sprout 3](sprout-3.md): plants up to 30 cm")

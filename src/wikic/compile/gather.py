@@ -236,9 +236,33 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
         elif b.kind in ("bullets", "steps"):
             said = introduced or any(names_it(s.text, named, other) for s in b.sentences)
             if len(b.sentences) <= MAX_LIST and said:
+                _with_lead_in(out, blocks[n - 1] if n else None, device)
                 out.append(b)
         elif b.kind == "table":  # one of its rows or columns is the device's, not a word in a cell
             labels = [row[0].text for row in b.rows if row] + list(b.header)
             if len(b.rows) <= MAX_LIST and (introduced or any(names_it(t, named, other) for t in labels)):
+                _with_lead_in(out, blocks[n - 1] if n else None, device)
                 out.append(b)
     return out
+
+
+LEAD_IN = 3  # sentences, at most, of a paragraph quoted whole as the lead-in of a list it introduces
+
+
+def _with_lead_in(out: list[Block], before: Block | None, device: dict) -> None:
+    """Put the paragraph that introduces a list or table ('Add 5 ml of Verdant Feed per litre of
+    water every 14 days. For a full tank that is:') before it in ``out``, whole when it is short,
+    else its last sentence: a dose per device quoted without it does not say how often. Not when
+    it names another device first (it is about that one)."""
+    if before is None or before.kind != "para" or not before.sentences:
+        return
+    if not before.sentences[-1].text.rstrip().endswith(":"):
+        return
+    lead = before.sentences if len(before.sentences) <= LEAD_IN else before.sentences[-1:]
+    if any(names_another(s.text, device, leading=True) for s in lead):
+        return
+    ids = {id(s) for s in before.sentences}
+    if out and out[-1].kind == "para" and all(id(s) in ids for s in out[-1].sentences):
+        kept = out.pop().sentences  # the part of it kept for naming the device
+        lead = [s for s in before.sentences if s in lead or any(s is k for k in kept)]
+    out.append(Block("para", sentences=tuple(lead)))
