@@ -1141,6 +1141,21 @@ def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
     assert [d[0] for d in pageplan.definitions([doc], said)] == ["Chervil"]
 
 
+def test_a_figure_set_against_a_plain_statement_is_no_glossary_definition() -> None:
+    """'FarmBot is a farmer that works and lives all day and night outside …' was the glossary's
+    definition of FarmBot; the next sentence says 'At the same time, FarmBot is a precision CNC
+    machine …': the source says what it is twice, the first time as a figure."""
+    body = (
+        "# Keep it clean\n\nMowbot is a farmer that works and lives all day outside in the rain.\n"
+        "At the same time, Mowbot is a precision machine with parts that move to the millimetre.\n"
+        "Chervil is a delicate French herb with a mild taste of anise.\n"
+        "Chervil grows best in the shade of taller plants in the garden.\n"
+    )
+    doc = _guide_doc("clean", "Keep it clean", body)
+    said = {doc.path: [(s.anchor, t) for s in doc.sections for t in split_sentences(s.text)]}
+    assert [d[0] for d in pageplan.definitions([doc], said)] == ["Chervil"]
+
+
 def test_a_sentence_said_in_passing_joins_a_device_page_only_when_it_reads_alone() -> None:
     """'It does not cover cracks …' (the warranty, two sentences up) and 'I cook a lot …' are no
     mention a reader can use away from their section; 'The Sprout 3 has no pump' and a story's

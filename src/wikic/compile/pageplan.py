@@ -929,7 +929,8 @@ def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -
     ('Chervil is a delicate French herb …' → 'Chervil', 'a delicate French herb …')."""
     out = []
     for doc in docs:
-        for anchor, sentence in said.get(doc.path, ()):
+        in_doc = list(said.get(doc.path, ()))
+        for n, (anchor, sentence) in enumerate(in_doc):
             m = _DEFINITION.match(sentence)
             if not m or not self_contained(sentence):
                 continue
@@ -939,10 +940,23 @@ def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -
                 or not is_name(term)
                 or FIRST_PERSON.search(m.group("what"))
                 or _VERDICT.search(m.group("what"))
+                or _said_twice(term, anchor, in_doc[max(0, n - 2) : n + 3])
             ):
                 continue
             out.append([term, doc.path, anchor, m.group("what").rstrip(".") + "."])
     return out
+
+
+def _said_twice(term: str, anchor: str, near: list[tuple[str, str]]) -> bool:
+    """Whether the sentences around a definition, in its section, say what ``term`` is twice ('FarmBot
+    is a farmer that works and lives all day and night outside … At the same time, FarmBot is a
+    precision CNC machine …'): a figure set against the plain statement, neither a definition."""
+    key = key_of(term)
+    found = 0
+    for a, sentence in near:
+        m = _DEFINITION.match(re.sub(r"^[^,]{1,30},\s+", "", sentence)) if a == anchor else None
+        found += bool(m and key_of(m.group("term").strip()) == key)
+    return found >= 2
 
 
 def glossary(terms: list[list[str]], subjects: Subjects) -> list[list[str]]:
