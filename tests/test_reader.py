@@ -1165,6 +1165,10 @@ def test_a_sentence_said_in_passing_joins_a_device_page_only_when_it_reads_alone
     assert not stands_alone("It does not cover cracks or consumables such as Sprout 3 wicks.", "Sprout 3")
     assert not stands_alone("I cook a lot, so my Sprout 3 has become a microgreens station.", "Sprout 3")
     assert stands_alone("This garden fits a desk, says the Sprout 3 spec.", "Sprout 3 garden")
+    # 'this' after an opening phrase points back too, and an aside in brackets has no subject
+    assert not stands_alone("For Sprout 3 kits, this means the wick must be changed.", "Sprout 3")
+    assert not stands_alone("(Only available for Sprout 3 and Grove 6 gardens).", "Sprout 3")
+    assert stands_alone("For the Sprout 3, the tank holds 1.2 litres.", "Sprout 3")
 
 
 def test_a_procedure_on_a_guide_keeps_its_prerequisites_and_the_heading_over_its_parts(

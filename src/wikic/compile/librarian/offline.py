@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-38"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-39"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -424,7 +424,17 @@ def stands_alone(text: str, subject: str) -> bool:
     """Whether a sentence quoted apart from its section reads on its own and states something:
     it leans on no sentence before it, and it does not open on the writer ('I cook a lot …')."""
     plain = plain_inline(text).lstrip()
-    return not leans_back(plain, subject) and not FIRST_PERSON.match(plain)
+    after_opening = _OPENING.sub("", plain, count=1)  # 'For Genesis kits, this means …'
+    return (
+        not leans_back(plain, subject)
+        and not FIRST_PERSON.match(plain)
+        and not plain.startswith("(")  # '(Only available for Genesis v1.5+ …)': an aside to what came before
+        and not (after_opening != plain and _POINTS_BACK.match(after_opening))
+    )
+
+
+_OPENING = re.compile(r"^[^,.;:]{1,40},\s+")
+_POINTS_BACK = re.compile(r"(?:this|that|these|those|it|they)\b", re.IGNORECASE)
 
 
 def _headed(
