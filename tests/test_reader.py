@@ -925,6 +925,35 @@ def test_a_repeat_another_sentence_refers_back_to_stays() -> None:
     ]
 
 
+def test_a_repeat_that_counts_on_from_the_sentence_before_it_stays() -> None:
+    """Two articles say 'There are two ways to move FarmBot to …' (a point, a weed) and both go on
+    'The second way is from sequences.': the weed's copy went, so its section promised two ways
+    and gave one. A repeat that counts on stays where it is counted."""
+    from wikic.compile.draft import Block, Citation, Sentence
+    from wikic.compile.finish import merge_repeats
+
+    a, b = Citation("layer1_sources/a/point.md", "moving"), Citation("layer1_sources/a/weed.md", "moving")
+    second = "The second way is from sequences."
+    blocks = [
+        Block("heading", text="Points", level=2),
+        Block(
+            "para",
+            sentences=(Sentence("There are two ways to move to a point.", (a,)), Sentence(second, (a,))),
+        ),
+        Block("heading", text="Weeds", level=2),
+        Block(
+            "para",
+            sentences=(Sentence("There are two ways to move to a weed.", (b,)), Sentence(second, (b,))),
+        ),
+        Block("heading", text="Plants", level=2),
+        Block("para", sentences=(Sentence("Plants grow.", (b,)), Sentence("Sequences move the bot.", (b,)))),
+        Block("para", sentences=(Sentence("Sequences move the bot.", (a,)),)),
+    ]
+    said = [[s.text for s in x.sentences] for x in merge_repeats(blocks) if x.kind == "para"]
+    assert said[1] == ["There are two ways to move to a weed.", second]
+    assert said[3:] == []  # a plain repeat still goes (its citation joins the first copy)
+
+
 def test_an_entry_of_fields_only_says_where_it_is_filed_instead_of_repeating_its_facts(
     farmbot_planned: Path,
 ) -> None:

@@ -176,6 +176,7 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
     kept = _whole_sections(blocks, {at for at, _ in repeats})
     drop = {at for at, _ in repeats} - kept | _again_within(blocks, kept)
     drop -= _referred_back(blocks, drop)
+    drop = {(bi, si) for bi, si in drop if not _ORDINAL.match(blocks[bi].sentences[si].text.lstrip("*_ "))}
     if not drop:
         return blocks
     extra: dict[tuple[int, int], list] = {}
@@ -205,6 +206,12 @@ def _own_again(later: Sentence, first: Sentence, anchors: set[str]) -> bool:
     return paths == {c.path for c in first.cites} and not {c.anchor for c in later.cites} & anchors
 
 
+# a sentence that counts on from the one before it ('There are two ways … The second way is from
+# sequences.'): its copy stays where it is counted, or the count there misses one
+_ORDINAL = re.compile(
+    r"^(?:the\s+)?(?:first|second|third|fourth|fifth|last|final|next|other)\b|^(?:secondly|thirdly|finally|lastly)\b",
+    re.IGNORECASE,
+)
 # a sentence that opens with one of these goes on about what the sentence before it said
 _REFERS_BACK = re.compile(
     r"^(?:it|its|it's|this|these|those|they|their|them|he|she|his|her)\b", re.IGNORECASE
