@@ -1154,6 +1154,13 @@ def test_a_short_section_sending_the_reader_to_a_procedure_the_guide_quotes_is_l
     assert without_pointers([[Candidate(pointer, 0)]]) == [[Candidate(pointer, 0)]]  # nothing to point at
 
 
+def _defined(body: str) -> list[str]:
+    """The terms the glossary would define from one document of ``body``."""
+    doc = _guide_doc("doc", "A document", body)
+    said = {doc.path: [(s.anchor, t) for s in doc.sections for t in split_sentences(s.text)]}
+    return [d[0] for d in pageplan.definitions([doc], said)]
+
+
 def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
     """'Bolting is the number one complaint …' and 'Chives are a great companion plant …' say how
     good or how common a thing is, not what it is, and 'Kale is a heavy feeder, so keep up the
@@ -1165,9 +1172,7 @@ def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
         "Kale is a heavy feeder, so keep up the fortnightly nutrient dose.\n"
         "Basil is the plant most people start with.\n"
     )
-    doc = _guide_doc("grow", "Growing", body)
-    said = {doc.path: [(s.anchor, t) for s in doc.sections for t in split_sentences(s.text)]}
-    assert [d[0] for d in pageplan.definitions([doc], said)] == ["Chervil"]
+    assert _defined(body) == ["Chervil"]
 
 
 def test_a_figure_set_against_a_plain_statement_is_no_glossary_definition() -> None:
@@ -1180,9 +1185,7 @@ def test_a_figure_set_against_a_plain_statement_is_no_glossary_definition() -> N
         "Chervil is a delicate French herb with a mild taste of anise.\n"
         "Chervil grows best in the shade of taller plants in the garden.\n"
     )
-    doc = _guide_doc("clean", "Keep it clean", body)
-    said = {doc.path: [(s.anchor, t) for s in doc.sections for t in split_sentences(s.text)]}
-    assert [d[0] for d in pageplan.definitions([doc], said)] == ["Chervil"]
+    assert _defined(body) == ["Chervil"]
 
 
 def test_a_sentence_said_in_passing_joins_a_device_page_only_when_it_reads_alone() -> None:
