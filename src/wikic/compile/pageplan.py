@@ -43,6 +43,7 @@ from .librarian.extract import (
     mentions,
     naming_sentences,
     self_contained,
+    without_opening,
 )
 from .links import (
     COMMON_SHARE,
@@ -954,7 +955,7 @@ def _said_twice(term: str, anchor: str, near: list[tuple[str, str]]) -> bool:
     key = key_of(term)
     found = 0
     for a, sentence in near:
-        m = _DEFINITION.match(re.sub(r"^[^,]{1,30},\s+", "", sentence)) if a == anchor else None
+        m = _DEFINITION.match(without_opening(sentence)) if a == anchor else None
         found += bool(m and key_of(m.group("term").strip()) == key)
     return found >= 2
 

@@ -836,6 +836,15 @@ def leans_back(text: str, subject: str = "") -> bool:
     return not named and bool(_PRONOUN_START.match(text))
 
 
+_OPENING = re.compile(r"^[^,.;:]{1,40},\s+")
+
+
+def without_opening(text: str) -> str:
+    """A sentence without the short phrase it opens with ('For Genesis kits, this means …' →
+    'this means …', 'At the same time, FarmBot is …' → 'FarmBot is …')."""
+    return _OPENING.sub("", text, count=1)
+
+
 def self_contained(text: str, subject: str = "") -> bool:
     """A sentence that reads on its own at the top of a page: a statement of some length that does
     not lean on what came before it ('It …', 'These …') or introduce a list ('… as follows:').

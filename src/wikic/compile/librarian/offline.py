@@ -43,6 +43,7 @@ from .extract import (
     summary_of,
     superseded_notes,
     taxonomy_fields,
+    without_opening,
 )
 
 
@@ -424,7 +425,7 @@ def stands_alone(text: str, subject: str) -> bool:
     """Whether a sentence quoted apart from its section reads on its own and states something:
     it leans on no sentence before it, and it does not open on the writer ('I cook a lot …')."""
     plain = plain_inline(text).lstrip()
-    after_opening = _OPENING.sub("", plain, count=1)  # 'For Genesis kits, this means …'
+    after_opening = without_opening(plain)  # 'For Genesis kits, this means …'
     return (
         not leans_back(plain, subject)
         and not FIRST_PERSON.match(plain)
@@ -433,7 +434,6 @@ def stands_alone(text: str, subject: str) -> bool:
     )
 
 
-_OPENING = re.compile(r"^[^,.;:]{1,40},\s+")
 _POINTS_BACK = re.compile(r"(?:this|that|these|those|it|they)\b", re.IGNORECASE)
 
 
