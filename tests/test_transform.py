@@ -426,3 +426,21 @@ def test_generated_files_follow_the_umask(tree, api):
     os.umask(old)
     for path in [root / LAYER1 / "items/a.md", *(root / LAYER0 / "items").iterdir()]:
         assert path.stat().st_mode & 0o777 == 0o666 & ~old, path
+
+
+def test_a_new_default_rendering_renders_each_record_again(tree, api, monkeypatch):
+    """A KB transformed before a change to the default rendering kept the old files: its snapshots
+    were unchanged, so nothing was rendered again (the zucchini's sub-title stayed run in)."""
+    import wikic.transform.run as run
+
+    url = api.add(
+        "items", [{"id": "z", "title": "Zucchini", "notes": "Green Griller\nAs named, it grills well."}]
+    )
+    root = kb(tree, {"items": {"kind": "http", "url": url, "items": "data"}})
+    fetch_and_transform(root)
+    monkeypatch.setattr(run, "paragraphs", lambda text: text.upper())
+    fetch_and_transform(root)
+    assert "AS NAMED" not in read(root, "items/z.md").content  # the same rendering version: kept
+    monkeypatch.setattr(run, "RENDERING", run.RENDERING + 1)
+    fetch_and_transform(root)
+    assert "AS NAMED, IT GRILLS WELL." in read(root, "items/z.md").content

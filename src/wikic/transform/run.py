@@ -43,6 +43,7 @@ from ..fetch.layer0 import SourceStore, layer0_sources
 from .layer1 import LAYER1
 
 SCHEMA_VERSION = 1
+RENDERING = 2  # raised when the default rendering changes, so each record is rendered again
 STATE = ".wikic/transform.json"
 GENERATED_MARK = "generated_by: wikic"
 RESERVED = ("title", "source", "id", "url", "updated_at", "generated_by", "layer0")
@@ -246,7 +247,7 @@ def _tidy(body: str) -> str:
 
 
 def _fingerprint(root: Path, cfg: SourceConfig) -> str:
-    parts: list[Any] = [__version__, repr(cfg)]
+    parts: list[Any] = [__version__, RENDERING, repr(cfg)]
     if cfg.template:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             parts.append(read_regular(root / "schema" / "templates" / cfg.template).decode("utf-8"))
