@@ -295,6 +295,36 @@ def test_a_name_inside_a_longer_capitalised_name_is_not_that_name() -> None:
     ]
 
 
+def test_a_one_word_name_in_a_longer_name_the_corpus_writes_is_not_that_name_however_written(
+    farmbot_compiled: Path,
+) -> None:
+    """An LED table says 'Raspberry pi power / activity': the lower-case 'pi' hid the longer name,
+    and the crop was linked. Documents that write 'Raspberry Pi' make it one name wherever it
+    runs on, in any case; a pair written so by one document only is not one."""
+    from wikic.compile.corpus import Corpus
+    from wikic.compile.links import Names, Target, key_of
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    def doc(name: str, body: str) -> SourceDoc:
+        path = f"layer1_sources/a/{name}.md"
+        return SourceDoc("a", name, name, path, name, {}, body, "", tuple(split_sections(body)))
+
+    docs = [
+        doc("one", "# Set up\n\nFlash the card for the Raspberry Pi first.\n"),
+        doc("two", "# Power\n\nThe Raspberry Pi needs 5 V. Our Jam Jars hold 300 g.\n"),
+        doc("three", "# Jam\n\nRaspberry jam keeps a year.\n\n## Raspberry Canes\n"),
+    ]
+    compounds = Corpus(docs, {}).compounds
+    assert compounds.get("raspberry") == frozenset({"pi"}) and "jam" not in compounds  # one document
+    names = Names({key_of("Raspberry"): Target("crops.md")}, compounds=compounds)
+    assert names.keys_in("| Raspberry pi power / activity |") == set()
+    assert names.keys_in("raspberry pi zero") == set()
+    assert names.keys_in("Raspberry jam and a raspberry pie.") == {key_of("raspberry")}
+    express = (farmbot_compiled / "wiki/devices/farmbot-express.md").read_text("utf-8")
+    assert "Raspberry pi power" in express and "[Raspberry](../entries/raspberry.md) pi" not in express
+
+
 def test_a_one_word_name_used_as_a_verb_is_not_that_name() -> None:
     from wikic.compile.links import Names, Target, key_of
 

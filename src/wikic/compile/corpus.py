@@ -3,11 +3,15 @@ again from every document's text.
 
 - ``words`` and ``stems``: in how many documents each word (for keywords) and each word stem
   (for the timeline and disagreements) occurs, counted in one pass over the text;
-- ``said``: each current document's sentences (``timeline.sentences_of``), split once.
+- ``said``: each current document's sentences (``timeline.sentences_of``), split once;
+- ``compounds``: the capitalised names of two words several documents write ('Raspberry Pi'), by
+  the stem of their first word: a one-word subject name there is part of the longer name, however
+  the second word is written ('Raspberry pi power' names no raspberry).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
@@ -27,11 +31,20 @@ class Corpus:
         self.jobs = jobs  # processes reading the documents
         counts: Counter = Counter()
         stems: Counter = Counter()
-        for words_part, stems_part in slices(lambda part: _frequencies(part, superseded), docs, jobs):
+        pairs: Counter = Counter()
+        for words_part, stems_part, pairs_part in slices(
+            lambda part: _frequencies(part, superseded), docs, jobs
+        ):
             counts.update(words_part)
             stems.update(stems_part)
+            pairs.update(pairs_part)
         self.vocabulary = Vocabulary(len(docs), counts)
         self.stems = stems  # ``timeline.document_frequencies`` of the current documents
+        compounds: dict[str, set[str]] = {}
+        for (first, second), n in pairs.items():
+            if n >= COMPOUND_DOCS:
+                compounds.setdefault(first, set()).add(second)
+        self.compounds = {k: frozenset(v) for k, v in sorted(compounds.items())}
 
     @cached_property
     def said(self) -> dict[str, list[tuple[str, str]]]:
@@ -41,10 +54,19 @@ class Corpus:
         )
 
 
-def _frequencies(docs: Sequence[SourceDoc], superseded: dict[str, str]) -> tuple[Counter, Counter]:
-    """In how many of ``docs`` each word occurs, and in how many current ones each word stem."""
+COMPOUND_DOCS = 2  # documents that write a two-word name capitalised, for it to count as one
+# two capitalised words in a row inside a sentence (after a word, not opening a line or a sentence;
+# a heading's Title Case is not read), found overlapping: 'the Raspberry Pi Zero'
+_PAIR = re.compile(r"(?<=[\w,;)'\"] )([A-Z][a-z]{2,}) (?=([A-Z][A-Za-z0-9]*)\b)")
+
+
+def _frequencies(docs: Sequence[SourceDoc], superseded: dict[str, str]) -> tuple[Counter, Counter, Counter]:
+    """In how many of ``docs`` each word occurs, in how many current ones each word stem, and in
+    how many each capitalised pair of words (the first by its stem, the second in lower case) is
+    written in running text."""
     counts: Counter = Counter()
     stems: Counter = Counter()
+    pairs: Counter = Counter()
     stem_of: dict[str, str] = {}
     for d in docs:
         found = set(words(d.title + " " + d.body))
@@ -52,4 +74,8 @@ def _frequencies(docs: Sequence[SourceDoc], superseded: dict[str, str]) -> tuple
         counts.update(found)
         if d.path not in superseded:
             stems.update({stem_of.get(w) or stem_of.setdefault(w, stem(w)) for w in found})
-    return counts, stems
+        prose = "\n".join(
+            x for s in d.sections for x in s.text.splitlines() if not x.lstrip().startswith("#")
+        )
+        pairs.update({(stem(a.lower()), b.lower()) for a, b in _PAIR.findall(prose)})
+    return counts, stems, pairs

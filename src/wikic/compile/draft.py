@@ -135,6 +135,7 @@ class Navigation:
 
     names: tuple[tuple[tuple[str, ...], str], ...] = ()
     proper: tuple[tuple[str, ...], ...] = ()  # names that link only where written as a name
+    compounds: tuple[tuple[str, tuple[str, ...]], ...] = ()  # longer names one-word names are part of
     words: tuple[tuple[str, ...], ...] = ()  # of those, common words: a table cell never links them
     titled: tuple[tuple[tuple[str, ...], str], ...] = ()  # titles linked where a line is one, whole
     own: tuple[
@@ -173,7 +174,11 @@ class _Linker:
 
     def __init__(self, nav: Navigation, page_path: str):
         own = {k: Target(page_path) for k in nav.own}  # 'Express (XL)' on the XL's page is no Express
-        self.names = Names({**own, **{k: Target(href) for k, href in nav.names}}, frozenset(nav.proper))
+        self.names = Names(
+            {**own, **{k: Target(href) for k, href in nav.names}},
+            frozenset(nav.proper),
+            {k: frozenset(v) for k, v in nav.compounds},
+        )
         self.own = frozenset(own)
         self.words = frozenset(nav.words)
         self.titled = dict(nav.titled)

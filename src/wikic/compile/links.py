@@ -90,9 +90,19 @@ class Names:
     counts only where it is written as a name, capitalised and not opening a sentence ('open the
     Points panel'), never as the word ('a rogue access point', 'in the event', 'writing tool')."""
 
-    def __init__(self, names: dict[tuple[str, ...], Target], proper: frozenset = frozenset()):
+    def __init__(
+        self,
+        names: dict[tuple[str, ...], Target],
+        proper: frozenset = frozenset(),
+        compounds: dict[str, frozenset[str]] | None = None,
+    ):
         self.targets = names
         self.proper = frozenset(k for k in proper if k in names)
+        # a one-word name's stem → the words that make it part of a longer name ('Raspberry Pi'),
+        # known from the corpus (``corpus.Corpus.compounds``) and kept for the names here only
+        self.compounds = {
+            k[0]: (compounds or {}).get(k[0]) for k in names if len(k) == 1 and (compounds or {}).get(k[0])
+        }
         found: dict[str, set[int]] = {}  # first word → the lengths of names starting with it
         for key in names:
             found.setdefault(key[0], set()).add(len(key))
@@ -130,7 +140,10 @@ class Names:
                     common = key in self.proper and not _written_as_name(text, toks[i])
                     longer = _continued(text, last, after) or (
                         size == 1
-                        and _within_longer(text, toks, i, (stems[i + 1],) in targets if after else False)
+                        and (
+                            _within_longer(text, toks, i, (stems[i + 1],) in targets if after else False)
+                            or _compound(text, last, after, self.compounds.get(key[0]))
+                        )
                     )
                     if not verb and not common and not longer:
                         out.append((toks[i].start(), _closed(text, toks[i].start(), last.end()), key))
@@ -196,6 +209,17 @@ def _continued(text: str, last: re.Match, after: re.Match | None) -> bool:
         and last.group()[0].isupper()
         and after.group()[0].isupper()
         and text[last.end() : after.start()] == " "
+    )
+
+
+def _compound(text: str, last: re.Match, after: re.Match | None, seconds: frozenset[str] | None) -> bool:
+    """Whether a one-word name runs on into a word that, with it, makes a longer name the corpus
+    writes capitalised ('Raspberry pi power', where other documents write 'Raspberry Pi')."""
+    return (
+        bool(seconds)
+        and after is not None
+        and text[last.end() : after.start()] == " "
+        and after.group().lower() in seconds
     )
 
 

@@ -100,6 +100,7 @@ class Plan:
     disputes: list[Disagreement] = field(default_factory=list)  # sources naming different things for one job
     proper: frozenset = frozenset()  # subject names that link only where written as names (links.Names)
     words: frozenset = frozenset()  # of those, common words (not devices): never linked in a table cell
+    compounds: dict = field(default_factory=dict)  # longer names a one-word name is part of (links.Names)
     notes: list[str] = field(default_factory=list)  # configured pages left out, and why
     vocabulary: Vocabulary | None = field(default=None, repr=False)  # word frequencies, for keywords
 
@@ -503,6 +504,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
             )
     plan_hubs(pages, docs, device_specs)
     the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes, timeline=tl)
+    the_plan.compounds = corpus.compounds
     the_plan.vocabulary = corpus.vocabulary
     plan_kb_wide(the_plan, pages, corpus)
     return the_plan
@@ -1065,7 +1067,9 @@ def find_subjects(
             if thing:
                 things.add(key_of(title))
     proper |= {k for k in by_name if len(k) == 1 and k not in things}
-    probe = Names(dict.fromkeys([*devices, *by_name, *extra], Target("")), frozenset(proper))
+    probe = Names(
+        dict.fromkeys([*devices, *by_name, *extra], Target("")), frozenset(proper), the_plan.compounds
+    )
     current = [d for d in docs if d.path not in the_plan.superseded_by]
     titles = unique_titles([(title, target) for title, target, _ in entries])
     found = each(
@@ -1083,7 +1087,8 @@ def find_subjects(
             names[key] = targets[0]
     the_plan.proper = frozenset(k for k in proper if k in names)
     the_plan.words = frozenset(k for k in the_plan.proper if k not in devices)
-    return Subjects(Names(names, the_plan.proper), in_doc, counts, titles, listed)
+    the_plan.compounds = Names(names, compounds=the_plan.compounds).compounds  # those of the names linked
+    return Subjects(Names(names, the_plan.proper, the_plan.compounds), in_doc, counts, titles, listed)
 
 
 _SLUG = re.compile(r"^[a-z][a-z]+(?:-[a-z]+)+$")  # a record id of words ('italian-parsley'), not a number

@@ -136,6 +136,11 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
         disputes=tuple(dict.fromkeys(disputes)),
         names=tuple((tuple(k), h) for k, h in names),
         proper=tuple(tuple(k) for k, _ in names if tuple(k) in plan.proper),
+        compounds=tuple(
+            (k[0], tuple(sorted(plan.compounds[k[0]])))
+            for k, _ in names
+            if len(k) == 1 and k[0] in plan.compounds
+        ),
         words=tuple(tuple(k) for k, _ in names if tuple(k) in plan.words),
         titled=tuple((k, href(t)) for k, t in plan.titled.get(spec.path, {}).items()),
         own=tuple(tuple(k) for k in plan.own.get(spec.path, ())),
