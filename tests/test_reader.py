@@ -1320,3 +1320,29 @@ def test_a_device_page_quotes_a_list_with_the_paragraph_that_introduces_it() -> 
         assert lines[dose + 1].startswith("- [Sprout 3](sprout-3.md) (1.2 litres): 6 ml")
         fit = next(i for i, x in enumerate(lines) if x.startswith("The main limit is mature plant height"))
         assert lines[fit + 1].startswith("- [Sprout 3](sprout-3.md): plants up to 30 cm")
+
+
+def test_a_device_no_source_defines_opens_with_what_its_page_holds(farmbot_compiled: Path) -> None:
+    """No FarmBot source says what a Genesis is, and its page opened with a fact of which it is the
+    subject ('FarmBot Genesis kits include rotary encoders on each motor …'), as did its index line
+    and a hub of the Genesis models that said nothing else. A definition leads ('FarmBot Express is
+    designed to be …'); without one the page says what it holds, and the family has no hub."""
+    from wikic.compile.librarian.extract import naming_sentences
+
+    doc = _guide_doc(
+        "kits",
+        "Kits",
+        "# Kits\n\nMowbot Max kits include rotary encoders on each motor.\n\n"
+        "Mowbot Mini is designed to be an affordable mower for small lawns.\n",
+    )
+    assert naming_sentences(("Mowbot Max",), [doc]) == []
+    assert [s.text for s in naming_sentences(("Mowbot Mini",), [doc])] == [
+        "Mowbot Mini is designed to be an affordable mower for small lawns."
+    ]
+    genesis = _page(farmbot_compiled, "wiki/devices/farmbot-genesis.md")
+    opening = body_lines(genesis.split("\n## ")[0])
+    assert "*What the sources say about the FarmBot Genesis: " in "\n".join(opening)
+    assert not any("rotary encoders" in x for x in opening)
+    assert not (farmbot_compiled / "wiki/hubs/farmbot-genesis-models.md").exists()
+    express = _page(farmbot_compiled, "wiki/devices/farmbot-express.md")
+    assert "FarmBot Express is designed to be" in express.split("\n## ")[0]

@@ -533,7 +533,7 @@ def plan_devices(
         current = [versions.current_view(d, pages.superseded) for d in found]
         config["gathered"] = gather(config["device"], current, set(specs))
         names = (*device.match, device.title)
-        if not specs and not naming_sentences(names, [d for d in current if d.path not in specs], True):
+        if not specs and not naming_sentences(names, [d for d in current if d.path not in specs]):
             config["about"] = device_about(device.title, config["gathered"])
         spec = pages.add("device", device.id, device.title, sources, {**config, "facts": facts_config})
         device_specs.append(spec)
@@ -829,10 +829,13 @@ def plan_entries(
 
 
 def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]) -> None:
-    """A hub per family of devices, each model with its defining sentence."""
+    """A hub per family of devices, each model with its defining sentence; none for a family whose
+    sources say of no model what it is (it would be a list of links, which the index already is)."""
     by_path = {d.path: d for d in docs}
     for slug, title, members in device_families(device_specs):
         found = [defining_sentence(s.config["device"], [by_path[p] for p in s.sources]) for s in members]
+        if not any(found):
+            continue
         models = [[s.path, s.title] + (list(f) if f else []) for s, f in zip(members, found, strict=True)]
         pages.add("hub", slug, title, sorted({f[0] for f in found if f}), {"models": models})
 
@@ -912,16 +915,16 @@ _VERDICT = re.compile(
 
 def defining_sentence(device: dict, docs: list[SourceDoc]) -> tuple[str, str, str] | None:
     """(path, anchor, sentence) of the first sentence, among ``docs``, that says what the device
-    is, else of the first whose subject it is ('FarmBot Genesis kits include …'), as its own
-    page's lead; a sentence that only mentions it ('… (for Express XL kits only) …') says
-    nothing of what it is."""
+    is, as its own page's lead, else None: neither a fact of which it is the subject ('FarmBot
+    Genesis kits include rotary encoders …') nor a sentence that only mentions it ('… (for
+    Express XL kits only) …') says what it is."""
     names = (device["title"], *device.get("match", ()))
     for doc in docs:
         for anchor, sentence in sentences_of(doc):
             m = _DEFINITION.match(sentence)
             if m and any(key_of(m.group("term")) == key_of(n) for n in names):
                 return doc.path, anchor, sentence
-    found = naming_sentences(names, docs, subject_only=True)
+    found = naming_sentences(names, docs)
     if found:
         return found[0].cites[0].path, found[0].cites[0].anchor, found[0].text
     return None

@@ -914,47 +914,30 @@ def pick_lead(
     return [s for _, _, s in chosen]
 
 
-def naming_sentences(
-    names: tuple[str, ...], docs: list[SourceDoc], subject_only: bool = False
-) -> list[Sentence]:
-    """A self-contained sentence, among ``docs``, about one of ``names``: one that says what it is
-    ('FarmBot Express is designed …'), else one whose subject it is ('FarmBot Genesis kits
-    include …'), else (unless ``subject_only``) the first that names it."""
+def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sentence]:
+    """The first self-contained sentence, among ``docs``, that says what one of ``names`` is
+    ('FarmBot Express is designed …'), else none: a fact of which it is the subject ('FarmBot
+    Genesis kits include rotary encoders …') or a sentence that only names it says nothing of what
+    it is, so it is no lead."""
     exact = re.compile(
         r"\b(?:"
         + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
         + r")\b(?!\s*(?:XL|\())",
         re.IGNORECASE,
     )
-    first: list[Sentence] = []
-    subject: list[Sentence] = []  # a sentence whose subject it is, by its full name if one is
-    subject_full = False
-    names_sorted = sorted(names, key=len, reverse=True)
-    other: list[Sentence] = []  # a list item or table cell that names it, when no sentence does
     for doc in sorted(docs, key=lambda d: d.path):
         for section in doc.sections:
             for b in section_content(doc, section):
-                texts = list(b.sentences) + [
-                    Sentence(c.text, c.cites)
-                    for row in b.rows
-                    for c in row
-                    if c.cites and len(c.text.split()) >= 5
-                ]
-                for s in texts:
+                for s in b.sentences if b.kind == "para" else ():
                     m = exact.search(s.text)
-                    if m is None or not self_contained(s.text):
-                        continue
-                    if b.kind != "para":
-                        other = other or [s]
-                        continue
-                    if re.match(r"^(?:the\s+|an?\s+)?$", s.text[: m.start()], re.IGNORECASE):
-                        if _DEFINES.match(s.text[m.end() :]):
-                            return [s]  # it says what the thing is: 'FarmBot Express is designed …'
-                        full = m.group(0).lower() == names_sorted[0].lower()
-                        if not subject or (full and not subject_full):
-                            subject, subject_full = [s], full  # the name is its subject
-                    first = first or [s]
-    return subject if subject or subject_only else first or other
+                    if (
+                        m is not None
+                        and self_contained(s.text)
+                        and re.match(r"^(?:the\s+|an?\s+)?$", s.text[: m.start()], re.IGNORECASE)
+                        and _DEFINES.match(s.text[m.end() :])
+                    ):
+                        return [s]
+    return []
 
 
 _DEFINES = re.compile(r"^(?:\s+\w+){0,3}?\s+(?:is|are|was|were)\b", re.IGNORECASE)

@@ -49,7 +49,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-41"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-42"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -351,8 +351,9 @@ def _device(job: PageJob) -> Draft:
     if body:
         body, lead = opening_first(body, job)
         opening, body = (body[:1], body[1:]) if not lead else ([], body)
-    else:  # no spec page: the sentence of another source that says what the device is, if any
-        lead = naming_sentences(names, [d for d in current_docs(job) if d.path not in spec_paths], True)
+    else:  # no spec page: the sentence of another source that says what the device is, if any; a
+        # fact of which it is the subject ('FarmBot Genesis kits include rotary encoders …') is no lead
+        lead = naming_sentences(names, [d for d in current_docs(job) if d.path not in spec_paths])
     table = facts_table(in_context(facts, job.docs, names, set(spec_paths)))
     own = opening + body  # the device's own pages: its keywords come from these
     gathered = gathered_blocks(job, device)
