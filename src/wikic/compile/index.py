@@ -181,7 +181,7 @@ def _top(header: str, by_type: dict[str, list[Entry]], split: dict[str, list[str
     return header + SPLIT_NOTE + "".join(sections)
 
 
-SPLIT_NOTE = "\nSome groups are listed on pages of their own to keep this page within its token budget.\n"
+SPLIT_NOTE = "\nThe larger groups have index pages of their own: their lines below say what each lists.\n"
 
 
 def _parts(items: list[Entry], budget: int) -> list[list[Entry]]:
