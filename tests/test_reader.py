@@ -1346,3 +1346,17 @@ def test_a_device_no_source_defines_opens_with_what_its_page_holds(farmbot_compi
     assert not (farmbot_compiled / "wiki/hubs/farmbot-genesis-models.md").exists()
     express = _page(farmbot_compiled, "wiki/devices/farmbot-express.md")
     assert "FarmBot Express is designed to be" in express.split("\n## ")[0]
+
+
+def test_a_device_paragraph_is_quoted_whole_and_a_code_keeps_its_message(farmbot_compiled: Path) -> None:
+    """The Canopy 12's page quoted 'The Canopy 12 weighs 18.5 kg …' and 'If the Canopy 12 is
+    wall-mounted …' but not the sentence between them, 'Empty it before moving, and remove the
+    light shelf and trellis clips.', so it never said how to move it: a paragraph that opens on the
+    device is about it, whole. The FarmBot Express page gave Code 12's corrective actions without
+    the message that says what the code means."""
+    canopy = _current_lines(_page(REPO, "wiki/devices/canopy-12.md"))
+    weighs = canopy.index("The Canopy 12 weighs 18.5 kg empty and about 28 kg with a full 9.5-litre tank.")
+    assert canopy[weighs + 1] == "Empty it before moving, and remove the light shelf and trellis clips."
+    express = _page(farmbot_compiled, "wiki/devices/farmbot-express.md")
+    code = express.split("\n### Code 12\n", 1)[1].split("\n### ")[0]
+    assert "Farmduino firmware is missing" in code.split("Corrective Action")[0]

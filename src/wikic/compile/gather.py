@@ -222,6 +222,7 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
         introduced = introduced and out[-1].sentences[-1] is (blocks[n - 1].sentences or (None,))[-1]
         if b.kind == "para":
             kept: list[Sentence] = []
+            about_it = opens_on(b.sentences[0].text, named, other)  # 'The Canopy 12 weighs …': all of it
             for i, s in enumerate(b.sentences):
                 if names_another(s.text, device, leading=True) or names_every_model(s.text, device):
                     continue
@@ -229,7 +230,13 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
                     continue  # quoted apart from its section, it points at nothing
                 goes_on = kept and kept[-1] is b.sentences[i - 1]
                 lead_in = i == len(b.sentences) - 1 and s.text.rstrip().endswith(":")  # 'From left to right:'
-                if names_it(s.text, named, other) or goes_on and (_GOES_ON.match(s.text) or lead_in):
+                if (
+                    about_it
+                    and goes_on
+                    or names_it(s.text, named, other)
+                    or goes_on
+                    and (_GOES_ON.match(s.text) or lead_in)
+                ):
                     kept.append(s)
             if kept:
                 out.append(Block("para", sentences=tuple(kept)))
@@ -243,10 +250,36 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
             if len(b.rows) <= MAX_LIST and (introduced or any(names_it(t, named, other) for t in labels)):
                 _with_lead_in(out, blocks[n - 1] if n else None, device)
                 out.append(b)
-    return out
+    return _with_opening(out, blocks)
 
 
 LEAD_IN = 3  # sentences, at most, of a paragraph quoted whole as the lead-in of a list it introduces
+OPENING_CHARS = 400  # a section's opening code block, at most, quoted above a list of it
+
+
+def opens_on(text: str, named: re.Pattern, other: re.Pattern | None) -> bool:
+    """Whether a sentence opens on the device as its subject ('The Canopy 12 weighs 18.5 kg …'):
+    its paragraph is about the device, sentences that say 'it' included ('Empty it before moving')."""
+    plain = plain_inline(text)
+    if other is not None:
+        plain = other.sub(" ", plain)
+    m = named.search(plain)
+    return (
+        m is not None
+        and re.fullmatch(r"\s*(?:the\s+|an?\s+)?", plain[: m.start()], re.IGNORECASE) is not None
+    )
+
+
+def _with_opening(out: list[Block], blocks: list[Block]) -> list[Block]:
+    """``out`` with the code block that opens the section before it, when a list of the section
+    is quoted and that block is not: FarmBot's 'Code 12' gave its corrective actions without the
+    message the code shows ('Farmduino firmware is missing …'), which says what it means. Only a
+    short block (``OPENING_CHARS``); a paragraph opening a section is quoted on its own merits."""
+    if not blocks or blocks[0].kind != "code" or len(blocks[0].text) > OPENING_CHARS or blocks[0] in out:
+        return out
+    if not any(b.kind in ("bullets", "steps", "table") for b in out):
+        return out
+    return [blocks[0], *out]
 
 
 def _with_lead_in(out: list[Block], before: Block | None, device: dict) -> None:
