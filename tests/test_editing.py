@@ -392,3 +392,23 @@ def test_a_sentence_a_list_said_first_is_a_repeat_in_prose_of_another_heading() 
     ]
     said = [s.cites for b in merge_repeats(blocks) for s in b.sentences if s.text == line]
     assert said == [(items[0],), (items[1],)]
+
+
+def test_a_source_many_pages_quote_does_not_alone_make_them_related(farmbot_compiled: Path) -> None:
+    """FarmBot's install guide offered Kabocha Squash, Runner Bean and Squash under 'See also':
+    each crop's entry quotes the one sentence of the 'Getting Started' article that names it, and
+    the guide quotes that article too. A source quoted by a few pages relates them; one quoted by
+    many relates each pair of them less, as a subject many pages name does."""
+    from wikic.compile.links import rank_see_also
+
+    pages = ["guide", "crop-a", "crop-b", "topic", "crop-c", "crop-d"]
+    sources = {p: {"getting-started"} for p in pages} | {"guide": {"getting-started", "install"}}
+    sources["topic"] = {"getting-started", "install"}
+    ranked = rank_see_also(pages, sources, {}, {}, {})
+    assert ranked["guide"] == ("topic",)  # two shared sources, one of them quoted by two pages only
+    assert rank_see_also(pages[:3], {p: {"getting-started"} for p in pages[:3]}, {}, {}, {})["guide"] == (
+        "crop-a",
+        "crop-b",
+    )  # a source three pages quote still relates them
+    guide = (farmbot_compiled / "wiki/guides/install-farmbot-os.md").read_text("utf-8")
+    assert "../entries/" not in guide.split("\n## See also\n", 1)[-1].split("\n## ")[0]

@@ -280,6 +280,9 @@ class Graph:
     backlinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
+SHARED_SOURCE = 4  # pages quoting one source, up to which it relates each pair of them fully
+
+
 def rank_see_also(
     pages: list[str],
     sources: dict[str, set[str]],
@@ -323,8 +326,9 @@ def rank_see_also(
         for q in linking.get(p, ()):
             score[q] += 3
         for s in sources.get(p, ()):
-            for q in by_source[s]:
-                score[q] += 1
+            share = by_source[s]
+            for q in share:  # a source many pages quote relates them less ('Getting Started')
+                score[q] += 1 if len(share) <= SHARED_SOURCE else Fraction(SHARED_SOURCE, len(share))
         for k in subjects.get(p, ()):
             share = holders[k]
             if len(share) <= 10:
