@@ -412,3 +412,33 @@ def test_a_source_many_pages_quote_does_not_alone_make_them_related(farmbot_comp
     )  # a source three pages quote still relates them
     guide = (farmbot_compiled / "wiki/guides/install-farmbot-os.md").read_text("utf-8")
     assert "../entries/" not in guide.split("\n## See also\n", 1)[-1].split("\n## ")[0]
+
+
+def test_a_source_link_to_another_source_links_to_where_the_wiki_shows_it(farmbot_compiled: Path) -> None:
+    """FarmBot's articles link each other ('follow the detailed configuration instructions
+    [here](../farmbot-os/intro/configurator.md)', 'See [Code 1](#code-1)'); the wiki kept the
+    words and dropped the links, so 'here' and 'this document' led nowhere. A link that leads to
+    another source (by its web address) or to a section of the same one now leads to where the
+    wiki shows it; a link that leads elsewhere stays text, and 'there' is not 'here'."""
+    from wikic.compile.links import source_links, url_key
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    def doc(name: str, url: str, body: str) -> SourceDoc:
+        path = f"layer1_sources/a/{name}.md"
+        return SourceDoc("a", name, name, path, name, {"url": url}, body, "", tuple(split_sections(body)))
+
+    assert url_key("https://X.org/v15/app/plants.md") == url_key("https://x.org/v15/app/plants/")
+    intro = doc(
+        "intro",
+        "https://x.org/v15/docs/intro",
+        "# Intro\n\nAdd plants [here](../app/plants.md#sowing), see [Code 1](#codes) "
+        "or [the shop](https://shop.example/x). ![a photo](../app/plants.md)\n\n## Codes\n\nCode 1.\n",
+    )
+    plants = doc("plants", "https://x.org/v15/app/plants", "# Plants\n\n## Sowing\n\nSow.\n")
+    assert source_links([intro, plants]) == {
+        intro.path: (("intro", "here", plants.path, "sowing"), ("intro", "Code 1", intro.path, "codes"))
+    }
+    text = (farmbot_compiled / "wiki/topics/troubleshooting.md").read_text("utf-8")
+    assert "instructions [here](farmbot-os.md#configurator)" in text
+    assert "T[here]" not in text and "t[here]" not in text

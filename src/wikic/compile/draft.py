@@ -149,6 +149,8 @@ class Navigation:
     outdated: tuple[tuple[str, str, str, str, str], ...] = ()
     # statements another source disagrees with: (sentence, href, what the other source names there)
     disputes: tuple[tuple[str, str, str], ...] = ()
+    # the sources' own links to other sources: (layer-1 path, anchor, link text, href of the target)
+    refs: tuple[tuple[str, str, str, str], ...] = ()
 
     def home(self, path: str, anchor: str = "") -> tuple[str, str] | None:
         """(href, title) of where a source (or one of its sections) is shown whole."""
@@ -184,13 +186,18 @@ class _Linker:
         self.titled = dict(nav.titled)
         self.page = page_path
         self.done: set[tuple[str, ...]] = set()
+        self.refs: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for path, anchor, text, href in nav.refs:
+            self.refs.setdefault((path, anchor), []).append((text, href))
 
     def section(self) -> None:
         self.done = set()
 
-    def __call__(self, text: str, cell: bool = False) -> str:
+    def __call__(self, text: str, cell: bool = False, cites: tuple = ()) -> str:
         if self.titled and not cell and "[" not in text and (href := self.titled.get(key_of(text))):
             return f"[{text}]({relative(href, self.page)})"  # an item of a list of articles
+        for c in cites:
+            text = self.source_links(text, self.refs.get((c.path, c.anchor), ()))
         if not self.names.targets:
             return text
         shut = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
@@ -209,13 +216,29 @@ class _Linker:
             pos = end
         return "".join(out) + text[pos:]
 
+    def source_links(self, text: str, refs) -> str:
+        """``text`` with the words its source linked ('see [here](…)') linked again, to where the
+        source they lead to is shown in the wiki: the first place each is written, outside a link."""
+        for words, href in refs:
+            shut = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
+            whole = rf"(?<!\w){re.escape(words)}(?!\w)"  # 'here', never the end of 'there'
+            at = next((m.start() for m in re.finditer(whole, text) if not _inside(m.start(), shut)), -1)
+            if at >= 0:
+                end = at + len(words)
+                text = f"{text[:at]}[{words}]({relative(href, self.page)}){text[end:]}"
+        return text
+
+
+def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= at < b for a, b in spans)
+
 
 def _line(prefix: str, s: Sentence, page_path: str, link=None) -> str:
     """One sentence on its own line, after its list marker, followed by its citations; text that
     would read as Markdown block syntax at the start of a line ('2) Grace period') is escaped."""
     text = s.text if prefix.startswith(">") and prefix != "> " else escape_block_start(s.text)
     if link is not None:
-        text = link(text)
+        text = link(text, cites=s.cites)
     return f"{prefix}{text} {_cite_links(s.cites, page_path)}"
 
 

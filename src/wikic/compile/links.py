@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
+from urllib.parse import urljoin, urlsplit
 
 from ..core.markdown import github_slug, plain_inline
 from ..core.models import SourceDoc
@@ -252,14 +253,16 @@ def is_name(title: str) -> bool:
 def outline_of(entries: list[tuple[str, SourceDoc]]) -> list[tuple[str, str]]:
     """The headings a page of entries will have, in page order, as (heading, key): each entry's
     heading keyed by its document's path, then each section heading of that document keyed
-    'path#anchor'. A superset of what is rendered, so an anchor called certain is certain."""
+    'path#anchor'. A superset of what is rendered, so an anchor called certain is certain; a
+    heading with no text of its own under it is not shown on a home ('# Tools and seed containers'
+    right above its '## Creating …'), so it is no place to link to."""
     out: list[tuple[str, str]] = []
     for heading, doc in entries:
         out.append((heading, doc.path))
         out += [
             (s.heading, f"{doc.path}#{s.anchor}")
             for s in doc.sections
-            if s.heading and s.heading != doc.title
+            if s.heading and s.heading != doc.title and s.text.strip()
         ]
     return out
 
@@ -355,3 +358,66 @@ def backlinks(outgoing: dict[str, set[str]]) -> dict[str, tuple[str, ...]]:
             if t != p:
                 inbound[t].add(p)
     return {p: tuple(sorted(inbound.get(p, ()))) for p in outgoing}
+
+
+# -- the sources' own links ------------------------------------------------------------------------
+
+# a Markdown link, not an image: '[Install FarmBot OS](../farmbot-os/intro.md)', '[Code 1](#code-1)'
+_SOURCE_LINK = re.compile(r"(?<!!)\[([^\[\]]{1,80})\]\(([^()\s]+)\)")
+_PAGE_SUFFIXES = (".md", ".html", ".htm")
+SourceLink = tuple[str, str, str, str]  # (its section's anchor, its text, the target's path, anchor)
+
+
+def url_key(url: str) -> str:
+    """A web address as a lookup key: host and path, in lower case, without a trailing slash or a
+    page suffix ('https://x.org/v15/app/plants.md' and 'https://x.org/v15/app/plants/' are one)."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    for suffix in _PAGE_SUFFIXES:
+        if path.lower().endswith(suffix):
+            path = path[: -len(suffix)]
+    return f"{parts.netloc}{path}".lower()
+
+
+def source_links(docs: list[SourceDoc]) -> dict[str, tuple[SourceLink, ...]]:
+    """Per layer-1 document, the links of its text that lead to another source (or to a section
+    of one): a help center's 'see [here](../app/plants.md)' is read against the document's own
+    ``url`` and found among the other documents' ``url`` or ``html_url``; '[Code 1](#code-1)'
+    leads to a section of the same document. Links that lead elsewhere are left as text."""
+    by_url: dict[str, str] = {}
+    for d in docs:
+        for name in ("url", "html_url"):
+            value = d.meta.get(name)
+            if isinstance(value, str) and "://" in value:
+                by_url.setdefault(url_key(value), d.path)
+    by_path = {d.path: d for d in docs}
+    out: dict[str, tuple[SourceLink, ...]] = {}
+    for d in docs:
+        if "](" not in d.body:
+            continue
+        base = d.meta.get("url")
+        found: list[SourceLink] = []
+        for section in d.sections:
+            for m in _SOURCE_LINK.finditer(section.text):
+                target = _target_of(m.group(2), d.path, base if isinstance(base, str) else "", by_url)
+                text = " ".join(plain_inline(m.group(1)).split())
+                if target is None or not text:
+                    continue
+                path, fragment = target
+                anchor = fragment if any(x.anchor == fragment for x in by_path[path].sections) else ""
+                if (path, anchor) != (d.path, section.anchor):
+                    found.append((section.anchor, text, path, anchor))
+        if found:
+            out[d.path] = tuple(dict.fromkeys(found))
+    return out
+
+
+def _target_of(href: str, path: str, base: str, by_url: dict[str, str]) -> tuple[str, str] | None:
+    """(layer-1 path, fragment) a link of document ``path`` (at web address ``base``) leads to."""
+    if href.startswith("#"):
+        return path, href[1:]
+    if "://" not in href and not base:
+        return None
+    address, _, fragment = urljoin(base, href).partition("#")
+    found = by_url.get(url_key(address))
+    return (found, fragment) if found else None

@@ -56,6 +56,7 @@ from .links import (
     outline_anchors,
     outline_of,
     rank_see_also,
+    source_links,
     unique_titles,
 )
 from .schema import SINGLE_PAGE_TYPES, Comparison, Device, TopicRule, WikiSchema
@@ -101,6 +102,7 @@ class Plan:
     proper: frozenset = frozenset()  # subject names that link only where written as names (links.Names)
     words: frozenset = frozenset()  # of those, common words (not devices): never linked in a table cell
     compounds: dict = field(default_factory=dict)  # longer names a one-word name is part of (links.Names)
+    source_links: dict = field(default_factory=dict)  # layer-1 path → its links to other sources
     notes: list[str] = field(default_factory=list)  # configured pages left out, and why
     vocabulary: Vocabulary | None = field(default=None, repr=False)  # word frequencies, for keywords
 
@@ -505,6 +507,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     plan_hubs(pages, docs, device_specs)
     the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes, timeline=tl)
     the_plan.compounds = corpus.compounds
+    the_plan.source_links = source_links(docs)
     the_plan.vocabulary = corpus.vocabulary
     plan_kb_wide(the_plan, pages, corpus)
     return the_plan
@@ -1148,6 +1151,8 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         if (keys := [subjects.listed[p] for p in spec.sources if p in subjects.listed])
     }
     outgoing = {p: {t.path for t in ls.values()} for p, ls in links.items()}
+    for spec in the_plan.pages:
+        outgoing[spec.path] |= _source_link_targets(the_plan, spec)
     for spec in the_plan.pages:  # pages that point readers to where their sources are shown whole
         if spec.type in ("device", "guide", "hub", "glossary", "changes"):
             for key in section_keys(spec):
@@ -1209,6 +1214,21 @@ def ranked_backlinks(the_plan: Plan, found: dict[str, tuple[str, ...]], links: d
             ),
         )
         out[page] = tuple(ranked)
+    return out
+
+
+def _source_link_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
+    """The pages the sources' own links on a page lead to (see ``links.source_links``): of every
+    section of a topic's or an entry's members, of the sections another page quotes."""
+    whole = spec.type in ("topic", "entity")
+    quoted = set(section_keys(spec))
+    out = set()
+    for path in spec.sources:
+        for anchor, _, to_path, to_anchor in the_plan.source_links.get(path, ()):
+            if whole or f"{path}#{anchor}" in quoted:
+                target = the_plan.target(to_path, to_anchor)
+                if target is not None and target.path != spec.path:
+                    out.add(target.path)
     return out
 
 

@@ -99,6 +99,12 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
         return t.path if t.path in unanchored else t.href
 
     names = tuple((list(k), href(t)) for k, t in plan.links.get(spec.path, {}).items())
+    refs = []  # the sources' own links, to where their targets are shown
+    for path in spec.sources:
+        for anchor, text, to_path, to_anchor in plan.source_links.get(path, ()):
+            target = plan.target(to_path, to_anchor)
+            if target is not None:
+                refs.append((path, anchor, text, href(target)))
     mentions = []
     quoted = spec.type == "entity"  # an entry's page quotes what others say of it; no link list
     for doc, found in sorted((spec.config.get("mentions") or {}).items() if not quoted else ()):
@@ -148,6 +154,7 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
         see_also=tuple((p, plan.titles[p]) for p in plan.see_also.get(spec.path, ())),
         backlinks=tuple((p, plan.titles[p]) for p in plan.backlinks.get(spec.path, ())),
         mentions=tuple(mentions),
+        refs=tuple(refs),
     )
 
 
