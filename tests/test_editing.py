@@ -439,6 +439,10 @@ def test_a_source_link_to_another_source_links_to_where_the_wiki_shows_it(farmbo
     assert source_links([intro, plants]) == {
         intro.path: (("intro", "here", plants.path, "sowing"), ("intro", "Code 1", intro.path, "codes"))
     }
+    # a file fetched from a folder: its url is the file, its html_url where it was published
+    folder = doc("copy", "file:///kb/intro.json", "# Copy\n\nAdd plants [here](../app/plants.md).\n")
+    folder.meta["html_url"] = "https://x.org/v15/docs/intro"
+    assert source_links([folder, plants])[folder.path] == (("copy", "here", plants.path, ""),)
     text = (farmbot_compiled / "wiki/topics/troubleshooting.md").read_text("utf-8")
     assert "instructions [here](farmbot-os.md#configurator)" in text
     assert "T[here]" not in text and "t[here]" not in text

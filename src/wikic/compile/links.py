@@ -382,7 +382,7 @@ def url_key(url: str) -> str:
 def source_links(docs: list[SourceDoc]) -> dict[str, tuple[SourceLink, ...]]:
     """Per layer-1 document, the links of its text that lead to another source (or to a section
     of one): a help center's 'see [here](../app/plants.md)' is read against the document's own
-    ``url`` and found among the other documents' ``url`` or ``html_url``; '[Code 1](#code-1)'
+    ``url`` (and ``html_url``) and found among the other documents' ``url`` or ``html_url``; '[Code 1](#code-1)'
     leads to a section of the same document. Links that lead elsewhere are left as text."""
     by_url: dict[str, str] = {}
     for d in docs:
@@ -395,11 +395,11 @@ def source_links(docs: list[SourceDoc]) -> dict[str, tuple[SourceLink, ...]]:
     for d in docs:
         if "](" not in d.body:
             continue
-        base = d.meta.get("url")
+        bases = [v for name in ("url", "html_url") if isinstance(v := d.meta.get(name), str) and "://" in v]
         found: list[SourceLink] = []
         for section in d.sections:
             for m in _SOURCE_LINK.finditer(section.text):
-                target = _target_of(m.group(2), d.path, base if isinstance(base, str) else "", by_url)
+                target = _target_of(m.group(2), d.path, bases, by_url)
                 text = " ".join(plain_inline(m.group(1)).split())
                 if target is None or not text:
                     continue
@@ -412,12 +412,13 @@ def source_links(docs: list[SourceDoc]) -> dict[str, tuple[SourceLink, ...]]:
     return out
 
 
-def _target_of(href: str, path: str, base: str, by_url: dict[str, str]) -> tuple[str, str] | None:
-    """(layer-1 path, fragment) a link of document ``path`` (at web address ``base``) leads to."""
+def _target_of(href: str, path: str, bases: list[str], by_url: dict[str, str]) -> tuple[str, str] | None:
+    """(layer-1 path, fragment) a link of document ``path`` leads to, read against each of its
+    web addresses (``bases``: a file fetched from a folder has its published address as well)."""
     if href.startswith("#"):
         return path, href[1:]
-    if "://" not in href and not base:
-        return None
-    address, _, fragment = urljoin(base, href).partition("#")
-    found = by_url.get(url_key(address))
-    return (found, fragment) if found else None
+    for base in bases if "://" not in href else [""]:
+        address, _, fragment = urljoin(base, href).partition("#")
+        if found := by_url.get(url_key(address)):
+            return found, fragment
+    return None
