@@ -446,3 +446,36 @@ def test_a_source_link_to_another_source_links_to_where_the_wiki_shows_it(farmbo
     text = (farmbot_compiled / "wiki/topics/troubleshooting.md").read_text("utf-8")
     assert "instructions [here](farmbot-os.md#configurator)" in text
     assert "T[here]" not in text and "t[here]" not in text
+
+
+def test_a_topic_reads_in_the_order_its_sources_lead_on(farmbot_compiled: Path) -> None:
+    """FarmBot's assembly topic ran A to Z: 'Assembly Prep', 'Attach the Z-Axis', 'Change Log',
+    'Construct the Gantry' … 'Mount FarmBot to the Bed', though each article's 'What's next?' says
+    which comes next. A topic now follows those links, and the order given where none leads on."""
+    from wikic.compile.links import reading_order
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    def doc(name: str, nxt: str = "") -> SourceDoc:
+        body = f"# {name}\n\nText.\n" + (f"\n## What's next?\n\n- [{nxt}]({nxt}.md)\n" if nxt else "")
+        path = f"layer1_sources/a/{name}.md"
+        return SourceDoc("a", name, name, path, name, {}, body, "", tuple(split_sections(body)))
+
+    a, b, c, d, e = doc("a", "d"), doc("b"), doc("c", "e"), doc("d", "c"), doc("e", "a")
+    linked = {
+        x.path: (("whats-next", y, f"layer1_sources/a/{y}.md", ""),)
+        for x, y in ((a, "d"), (c, "e"), (d, "c"), (e, "a"))
+    }
+    assert [x.id for x in reading_order([a, b, c, d], linked)] == ["a", "d", "c", "b"]
+    assert [x.id for x in reading_order([a, b, c, d, e], linked)] == [
+        "b",
+        "a",
+        "d",
+        "c",
+        "e",
+    ]  # a circle, last
+    headings = re.findall(
+        r"^## (.+)$", (farmbot_compiled / "wiki/topics/assembly.md").read_text("utf-8"), re.M
+    )
+    steps = ["Assembly Prep", "Construct the Gantry", "Attach the Z-Axis", "Mount FarmBot to the Bed"]
+    assert [h for h in headings if h in steps] == steps

@@ -15,6 +15,7 @@ changed:
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -422,3 +423,52 @@ def _target_of(href: str, path: str, bases: list[str], by_url: dict[str, str]) -
         if found := by_url.get(url_key(address)):
             return found, fragment
     return None
+
+
+# a section that sends the reader on to the next document: its first link is what comes next
+_NEXT = re.compile(r"^(?:what'?s next|what comes next|next steps?|next|up next|read next)\b", re.IGNORECASE)
+
+
+def reading_order(members: list[SourceDoc], linked: dict[str, tuple[SourceLink, ...]]) -> list[SourceDoc]:
+    """``members`` in the order their sources lead a reader on: a document whose 'What's next?'
+    section links first to another member comes before it ('Assembly Prep' → 'Construct the
+    Gantry' → 'Attach the Z-Axis' → 'Mount FarmBot to the Bed'); otherwise in the order they are
+    given in. Documents whose links go round in a circle come after the others, from the first of
+    them in that order."""
+    place = {d.path: i for i, d in enumerate(members)}
+    follows: dict[int, list[int]] = defaultdict(list)
+    before = [0] * len(members)
+    for i, d in enumerate(members):
+        headings = {s.anchor: s.heading for s in d.sections}
+        nxt = next(
+            (
+                to
+                for anchor, _, to, _ in linked.get(d.path, ())
+                if _NEXT.match(headings.get(anchor, "")) and to != d.path and to in place
+            ),
+            None,
+        )
+        if nxt is not None:
+            follows[i].append(place[nxt])
+            before[place[nxt]] += 1
+    ready = [i for i, n in enumerate(before) if n == 0]
+    heapq.heapify(ready)
+    done: list[int] = []
+    left = set(range(len(members)))
+    chain: list[int] = []  # what the document just placed leads on to, read next
+    while left:
+        if chain:
+            i = chain.pop()
+        elif ready:
+            i = heapq.heappop(ready)
+        else:
+            i = min(left)  # a circle: the first of it in the given order
+        if i not in left:
+            continue
+        left.discard(i)
+        done.append(i)
+        for j in follows[i]:
+            before[j] -= 1
+            if before[j] == 0 and j in left:
+                chain.append(j)
+    return [members[i] for i in done]

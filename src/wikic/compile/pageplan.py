@@ -56,6 +56,7 @@ from .links import (
     outline_anchors,
     outline_of,
     rank_see_also,
+    reading_order,
     source_links,
     unique_titles,
 )
@@ -494,7 +495,8 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
     pool = topic_pool(docs, superseded, homed, reasons)
-    plan_topics(pages, schema, docs, pool, facts_config)
+    linked = source_links(docs)
+    plan_topics(pages, schema, docs, pool, facts_config, linked)
     for old, new in superseded.items():
         home = pages.homes.get(current_of(new, superseded))
         if home is not None:
@@ -507,7 +509,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     plan_hubs(pages, docs, device_specs)
     the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes, timeline=tl)
     the_plan.compounds = corpus.compounds
-    the_plan.source_links = source_links(docs)
+    the_plan.source_links = linked
     the_plan.vocabulary = corpus.vocabulary
     plan_kb_wide(the_plan, pages, corpus)
     return the_plan
@@ -751,7 +753,12 @@ def entry_sources(schema: WikiSchema, docs: list[SourceDoc]) -> set[str]:
 
 
 def plan_topics(
-    pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], pool: list[SourceDoc], facts_config: dict
+    pages: _Pages,
+    schema: WikiSchema,
+    docs: list[SourceDoc],
+    pool: list[SourceDoc],
+    facts_config: dict,
+    linked: dict | None = None,
 ) -> None:
     """Every other document is homed on a topic page: by its source's rule, or by a default rule
     that groups the source by its most informative field (else by shared title words). One
@@ -782,6 +789,8 @@ def plan_topics(
                 continue
             if all(dated_title(d) != d.title for d in members):  # posts: newest first
                 members = sorted(members, key=lambda d: dated_title(d)[-11:-1], reverse=True)
+            else:  # in the order the sources lead a reader on ('What's next?'), else as grouped
+                members = reading_order(members, linked or {})
             # 'v15/app/plants' belongs with 'v15/app/photos': one family of the source's structure
             family.setdefault(slug, f"{rule.source}:{value.rpartition('/')[0]}" if "/" in value else "")
             entry = topics.setdefault(slug, (title, [], [], {}))
