@@ -1362,3 +1362,14 @@ def test_a_device_paragraph_is_quoted_whole_and_a_code_keeps_its_message(farmbot
     express = _page(farmbot_compiled, "wiki/devices/farmbot-express.md")
     code = express.split("\n### Code 12\n", 1)[1].split("\n### ")[0]
     assert "Farmduino firmware is missing" in code.split("Corrective Action")[0]
+
+
+def test_a_guide_reads_a_document_after_the_one_whose_whats_next_leads_to_it() -> None:
+    """The getting-started guide quoted 'Software setup' before the assembly it follows: the
+    assembly article's 'What's next?' leads on to it. Within a phase, a unit whose document another
+    unit's document leads on to comes after that one, whatever fits the guide better."""
+    gantry = _guide_doc("gantry", "Construct the Gantry", "# Construct the Gantry\n\nBolt the beam on.\n")
+    wiring = _guide_doc("wiring", "Plug Everything In", "# Plug Everything In\n\nConnect the motor.\n")
+    units = [[Candidate(wiring, 0)], [Candidate(gantry, 0)]]  # the best-fitting first
+    assert [c.doc.id for c, _ in order(units)] == ["wiring", "gantry"]
+    assert [c.doc.id for c, _ in order(units, {gantry.path: wiring.path})] == ["gantry", "wiring"]

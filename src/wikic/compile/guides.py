@@ -515,10 +515,12 @@ def _items_of(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(item_keys(text))
 
 
-def order(units: list[list[Candidate]]) -> list[tuple[Candidate, str]]:
+def order(units: list[list[Candidate]], leads: dict[str, str] | None = None) -> list[tuple[Candidate, str]]:
     """The units' sections in task order: prepare, do, check, fix; within a phase a unit that
-    names another's document comes after it, else the best-fitting first. A unit is kept
-    together, in its document's order."""
+    names another's document comes after it, and so does one whose document another's 'What's
+    next?' leads to (``leads``: document → the one it leads on to), else the best-fitting first.
+    A unit is kept together, in its document's order."""
+    leads = leads or {}
     placed = []
     for unit in units:
         first = unit[0]
@@ -533,7 +535,13 @@ def order(units: list[list[Candidate]]) -> list[tuple[Candidate, str]]:
     for phase in PHASES:
         todo = [u for p, u in placed if p == phase]
         while todo:
-            ready = [u for u in todo if not any(_refers(u, v) for v in todo if v is not u)]
+            ready = [
+                u
+                for u in todo
+                if not any(
+                    _refers(u, v) or leads.get(v[0].doc.path) == u[0].doc.path for v in todo if v is not u
+                )
+            ]
             contents = [u for u in ready if any(_lists(u, v) for v in todo if v is not u)]
             nxt = (contents or ready or todo)[0]
             same = [u for u in todo if u[0].doc.path == nxt[0].doc.path]  # one document's units together
@@ -552,6 +560,7 @@ def plan_guide(
     by_meaning: bool = True,
     entries: set[str] = frozenset(),
     quotable: list[tuple[SourceDoc, int]] | None = None,
+    leads: dict[str, str] | None = None,
 ) -> GuidePlan:
     """The sections of a guide in page order with their phases, and its cross-device table
     (sections chosen by meaning too unless ``by_meaning`` is off: ``search.semantic``)."""
@@ -577,7 +586,9 @@ def plan_guide(
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
     kept = without_pointers(with_context(kept, pool, timeline))
-    ordered = order([[c] for c, _ in steps] + kept)  # how to start comes before what the newer says
+    ordered = order(
+        [[c] for c, _ in steps] + kept, leads or {}
+    )  # how to start comes before what the newer says
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]
     )

@@ -429,6 +429,19 @@ def _target_of(href: str, path: str, bases: list[str], by_url: dict[str, str]) -
 _NEXT = re.compile(r"^(?:what'?s next|what comes next|next steps?|next|up next|read next)\b", re.IGNORECASE)
 
 
+def leads_on(doc: SourceDoc, linked: dict[str, tuple[SourceLink, ...]]) -> str | None:
+    """The source a document's 'What's next?' section links to first (``source_links``), if any."""
+    headings = {s.anchor: s.heading for s in doc.sections}
+    return next(
+        (
+            to
+            for anchor, _, to, _ in linked.get(doc.path, ())
+            if to != doc.path and _NEXT.match(headings.get(anchor, ""))
+        ),
+        None,
+    )
+
+
 def reading_order(members: list[SourceDoc], linked: dict[str, tuple[SourceLink, ...]]) -> list[SourceDoc]:
     """``members`` in the order their sources lead a reader on: a document whose 'What's next?'
     section links first to another member comes before it ('Assembly Prep' → 'Construct the
@@ -439,16 +452,8 @@ def reading_order(members: list[SourceDoc], linked: dict[str, tuple[SourceLink, 
     follows: dict[int, list[int]] = defaultdict(list)
     before = [0] * len(members)
     for i, d in enumerate(members):
-        headings = {s.anchor: s.heading for s in d.sections}
-        nxt = next(
-            (
-                to
-                for anchor, _, to, _ in linked.get(d.path, ())
-                if _NEXT.match(headings.get(anchor, "")) and to != d.path and to in place
-            ),
-            None,
-        )
-        if nxt is not None:
+        nxt = leads_on(d, linked)
+        if nxt in place and nxt != d.path:
             follows[i].append(place[nxt])
             before[place[nxt]] += 1
     ready = [i for i, n in enumerate(before) if n == 0]

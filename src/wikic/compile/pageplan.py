@@ -52,6 +52,7 @@ from .links import (
     backlinks,
     is_name,
     key_of,
+    leads_on,
     listed_titles,
     outline_anchors,
     outline_of,
@@ -491,11 +492,11 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     notes = plan_comparisons(pages, schema, docs, device_specs)
     corpus = Corpus(docs, superseded, jobs)
     tl = timeline(docs, superseded, corpus.said, corpus.stems)
-    plan_guides(pages, schema, docs, tl, device_specs)
+    linked = source_links(docs)
+    plan_guides(pages, schema, docs, tl, device_specs, linked)
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
     pool = topic_pool(docs, superseded, homed, reasons)
-    linked = source_links(docs)
     plan_topics(pages, schema, docs, pool, facts_config, linked)
     for old, new in superseded.items():
         home = pages.homes.get(current_of(new, superseded))
@@ -670,9 +671,16 @@ def guide_covers(sections: list[tuple[str, str]], by_path: dict[str, SourceDoc])
 
 
 def plan_guides(
-    pages: _Pages, schema: WikiSchema, docs: list[SourceDoc], tl: Timeline, device_specs: list[PageSpec]
+    pages: _Pages,
+    schema: WikiSchema,
+    docs: list[SourceDoc],
+    tl: Timeline,
+    device_specs: list[PageSpec],
+    linked: dict | None = None,
 ) -> None:
     by_path = {d.path: d for d in docs}
+    leads = {d.path: nxt for d in docs if (nxt := leads_on(d, linked or {}))}  # 'What's next?'
+
     devices = [
         (
             s.config["device"],
@@ -685,7 +693,7 @@ def plan_guides(
     quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
     for guide in schema.guides:
         found = guides.plan_guide(
-            guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable
+            guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable, leads
         )
         if found.sections:
             srcs = list(dict.fromkeys([p for p, _ in found.sections] + found.table_sources))
