@@ -244,6 +244,17 @@ def test_junk_never_becomes_an_index_keyword() -> None:
         ["How to keep basil going all year", "People always cut it down; going strong, basil regrows."]
     )
     assert "basil" in basil and not {"going", "always", "people", "down", "year"} & set(basil), basil
+    # a page's keywords are words it says more than once (or its title does): 'shame' and 'sulks',
+    # once each in a post about basil, and 'six', a number, are nobody's search words
+    post = [
+        "Basil all year",
+        "Pruning basil",
+        "It is a shame when basil sulks in the cold; prune it after six weeks.",
+        "Pruning doubles the harvest, and pruning keeps basil bushy for six months.",
+    ]
+    mined = keywords(post, n=20, said=2)
+    assert {"basil", "pruning"} <= set(mined) and not {"shame", "sulks", "six"} & set(mined), mined
+    assert "year" not in mined and "all" not in mined  # the title's words pass, generic words never
 
 
 def test_check_reports_dead_end_and_index_only_pages(example_kb: Path) -> None:

@@ -530,21 +530,29 @@ def keywords(
     n: int = 8,
     extra: tuple[str, ...] = (),
     vocabulary: Vocabulary | None = None,
+    said: int = 1,
 ) -> tuple[str, ...]:
     """Index keywords: the given names first, then the page's most distinctive words (frequent
     here, rare in the corpus). Only clean words count: letters (and inner hyphens), no numbers or
-    fragments, nothing on the deny list, and no word the page only ever writes capitalised
-    mid-sentence unless its title or headings do too (that is a person's or a place's name)."""
+    fragments, nothing on the deny list, no word the page only ever writes capitalised
+    mid-sentence unless its title or headings do too (that is a person's or a place's name), and
+    none its texts say fewer than ``said`` times unless its title does ('shame' and 'sulks', said
+    once in a post about basil, are nothing anyone searches the page by)."""
     head = " ".join(texts[:1])
     capitalised = {w.lower() for x in texts for w in _CAPITALISED_WORD.findall(x)}
     lowered = {w for x in texts for w in _LOWER_WORD.findall(x)}
     proper = capitalised - lowered - set(words(head))
     found = Counter(chain.from_iterable(map(tokens, texts)))  # each word tested once, not per use
+    titled = set(tokens(head))
     # a placeholder ('farmbot-xxxx', 'aaaa') is no word: one letter repeated
     counts = {
         t: c
         for t, c in found.items()
-        if len(set(t)) > 1 and len(t) > 2 and _KEYWORD.match(t) and t not in proper
+        if len(set(t)) > 1
+        and len(t) > 2
+        and _KEYWORD.match(t)
+        and t not in proper
+        and (c >= said or t in titled)
     }
     if vocabulary is not None:
         total, df = vocabulary.frequencies
@@ -568,7 +576,8 @@ GENERIC = frozenset(
     """going goes gone always never ever often people kind happens happen happened something anything
     everything nothing take takes taking took now later still really lot lots thing things way ways
     good better well new get gets got getting make makes made making want wants year years day
-    same different other another every first last next back down out around away done""".split()
+    same different other another every first last next back down out around away done glance
+    one two three four five six seven eight nine ten twelve twenty half""".split()
 )
 
 

@@ -49,7 +49,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-53"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-54"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -149,6 +149,9 @@ def _finish(job: PageJob, body: list[Block], lead: list[Sentence] | None = None,
     )
 
 
+MIN_SAID = 2  # times a page says a word, at least, for it to be one of its keywords (headings: three)
+
+
 def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...]:
     """Up to eight words an agent would search for: the page's subject names, then the words of
     its entries' headings and sentences that are frequent here and rare elsewhere. Fact tables are
@@ -168,7 +171,7 @@ def page_keywords(job: PageJob, blocks: list[Block], names=()) -> tuple[str, ...
     texts += [
         plain_inline(s.text) for b in blocks if b.kind in ("para", "bullets", "steps") for s in b.sentences
     ]
-    return keywords(texts, n=KEYWORDS, extra=tuple(names), vocabulary=job.vocabulary)
+    return keywords(texts, n=KEYWORDS, extra=tuple(names), vocabulary=job.vocabulary, said=MIN_SAID)
 
 
 KEYWORDS = 8
