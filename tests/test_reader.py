@@ -1319,9 +1319,9 @@ def test_a_device_page_quotes_a_list_with_the_paragraph_that_introduces_it() -> 
         lines = _current_lines(_page(REPO, f"wiki/devices/{device}.md"))
         dose = lines.index("For a full tank that is:")
         assert lines[dose - 1] == "Add 5 ml of Verdant Feed per litre of water every 14 days."
-        assert lines[dose + 1].startswith("- [Sprout 3](sprout-3.md) (1.2 litres): 6 ml")
+        assert plain_inline(lines[dose + 1]).startswith("- Sprout 3 (1.2 litres): 6 ml")
         fit = next(i for i, x in enumerate(lines) if x.startswith("The main limit is mature plant height"))
-        assert lines[fit + 1].startswith("- [Sprout 3](sprout-3.md): plants up to 30 cm")
+        assert plain_inline(lines[fit + 1]).startswith("- Sprout 3: plants up to 30 cm")
 
 
 def test_a_device_no_source_defines_opens_with_what_its_page_holds(farmbot_compiled: Path) -> None:
@@ -1373,3 +1373,26 @@ def test_a_guide_reads_a_document_after_the_one_whose_whats_next_leads_to_it() -
     units = [[Candidate(wiring, 0)], [Candidate(gantry, 0)]]  # the best-fitting first
     assert [c.doc.id for c, _ in order(units)] == ["wiring", "gantry"]
     assert [c.doc.id for c, _ in order(units, {gantry.path: wiring.path})] == ["gantry", "wiring"]
+
+
+def test_a_name_links_once_under_each_top_heading() -> None:
+    """'FarmBot OS' was linked twelve times on one guide: at its first mention under every
+    sub-heading. It links at its first mention under each top heading (a guide's phase, a topic's
+    entry), not again in the sub-sections below it."""
+    from wikic.compile.draft import Block, Citation, Draft, Navigation, Sentence, render_body
+
+    cite = (Citation("layer1_sources/a/os.md", "x"),)
+    said = Block("para", sentences=(Sentence("Flash FarmBot OS to the card.", cite),))
+    blocks = (
+        Block("heading", text="What to do", level=2),
+        said,
+        Block("heading", text="Step 1", level=3),
+        said,
+        Block("heading", text="Step 2", level=3),
+        said,
+        Block("heading", text="If something goes wrong", level=2),
+        said,
+    )
+    nav = Navigation(names=((key_of("FarmBot OS"), "wiki/topics/farmbot-os.md"),))
+    text = render_body(Draft("Install", "", (), blocks), "wiki/guides/install.md", nav)
+    assert text.count("[FarmBot OS](../topics/farmbot-os.md)") == 2

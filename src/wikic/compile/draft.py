@@ -129,7 +129,7 @@ class Navigation:
     """A page's links to other pages, decided by the plan (``links``) and part of its fingerprint.
 
     ``names``: subject name keys and the KB-relative href of their page or entry, linked at their
-    first mention in each section; ``see_also`` and ``backlinks``: (href, title) pairs listed at
+    first mention under each top heading; ``see_also`` and ``backlinks``: (href, title) pairs listed at
     the end; ``mentions``: per entry (a layer-1 path), the other places that name it.
     """
 
@@ -170,7 +170,7 @@ _PROTECTED = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:\([^()]*\))?|`[^`]*`|\
 
 
 class _Linker:
-    """Links the first mention of each subject in a section of a page. In a table cell (a field's
+    """Links the first mention of each subject under each top heading of a page. In a table cell (a field's
     value), capitals are the field's style rather than a name's ('Direct Seed, thin to 3cm'), so a
     page whose one-word title is a common word ('Seeds') is not linked there."""
 
@@ -272,10 +272,10 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
     for b in draft.blocks:
         if b.kind == "heading":
             in_lead = False
-            if b.level <= 2:
-                close_entry()
+            if b.level <= 2:  # a name links at its first mention under each top heading, not under
+                close_entry()  # every sub-heading ('FarmBot OS' was linked 12 times on one guide)
                 entry = ""
-            link.section()
+                link.section()
             lines += ["#" * b.level + " " + b.text, ""]
             continue
         if not entry and not in_lead:
