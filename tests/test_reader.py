@@ -1396,3 +1396,12 @@ def test_a_name_links_once_under_each_top_heading() -> None:
     nav = Navigation(names=((key_of("FarmBot OS"), "wiki/topics/farmbot-os.md"),))
     text = render_body(Draft("Install", "", (), blocks), "wiki/guides/install.md", nav)
     assert text.count("[FarmBot OS](../topics/farmbot-os.md)") == 2
+
+
+def test_a_writers_story_gives_a_device_page_only_what_names_the_device() -> None:
+    """The Grove 6's 'Setting up' quoted a renter's blog section whole because its heading names the
+    model ('Adding a Grove 6'): '… I hand-pollinate the tomato by tapping the flowers every other
+    morning.' A section in the first person gives a device page only its sentences about the device."""
+    grove = _current_lines(_page(REPO, "wiki/devices/grove-6.md"))
+    assert not any("I hand-pollinate the tomato" in x for x in grove)
+    assert any(x.startswith("Six months later I added a Grove 6") for x in grove)

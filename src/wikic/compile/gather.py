@@ -210,10 +210,11 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
     first."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     blocks = section_content(doc, section)
-    if names_it(section.heading, named, other):
-        return blocks
-    if whole_facet(doc, facet) and about_device(doc, device) and not FIRST_PERSON.search(section.text):
-        return blocks  # a procedure or an answer; a writer's own story gives only what names the device
+    story = bool(FIRST_PERSON.search(section.text))  # a writer's own story gives only what names the device
+    if names_it(section.heading, named, other) and not story:
+        return blocks  # ('Adding a Grove 6': 'Six months later I added a Grove 6 …' is no set-up)
+    if whole_facet(doc, facet) and about_device(doc, device) and not story:
+        return blocks  # a procedure or an answer
     out: list[Block] = []
     for n, b in enumerate(blocks):
         introduced = (
