@@ -102,9 +102,8 @@ class Names:
         self.proper = frozenset(k for k in proper if k in names)
         # a one-word name's stem → the words that make it part of a longer name ('Raspberry Pi'),
         # known from the corpus (``corpus.Corpus.compounds``) and kept for the names here only
-        self.compounds = {
-            k[0]: (compounds or {}).get(k[0]) for k in names if len(k) == 1 and (compounds or {}).get(k[0])
-        }
+        longer = compounds or {}
+        self.compounds = {k[0]: longer[k[0]] for k in names if len(k) == 1 and longer.get(k[0])}
         found: dict[str, set[int]] = {}  # first word → the lengths of names starting with it
         for key in names:
             found.setdefault(key[0], set()).add(len(key))
@@ -387,20 +386,17 @@ def source_links(docs: list[SourceDoc]) -> dict[str, tuple[SourceLink, ...]]:
     leads to a section of the same document. Links that lead elsewhere are left as text."""
     by_url: dict[str, str] = {}
     for d in docs:
-        for name in ("url", "html_url"):
-            value = d.meta.get(name)
-            if isinstance(value, str) and "://" in value:
-                by_url.setdefault(url_key(value), d.path)
+        for address in _addresses(d):
+            by_url.setdefault(url_key(address), d.path)
     by_path = {d.path: d for d in docs}
     out: dict[str, tuple[SourceLink, ...]] = {}
     for d in docs:
         if "](" not in d.body:
             continue
-        bases = [v for name in ("url", "html_url") if isinstance(v := d.meta.get(name), str) and "://" in v]
         found: list[SourceLink] = []
         for section in d.sections:
             for m in _SOURCE_LINK.finditer(section.text):
-                target = _target_of(m.group(2), d.path, bases, by_url)
+                target = _target_of(m.group(2), d.path, _addresses(d), by_url)
                 text = " ".join(plain_inline(m.group(1)).split())
                 if target is None or not text:
                     continue
@@ -411,6 +407,11 @@ def source_links(docs: list[SourceDoc]) -> dict[str, tuple[SourceLink, ...]]:
         if found:
             out[d.path] = tuple(dict.fromkeys(found))
     return out
+
+
+def _addresses(doc: SourceDoc) -> list[str]:
+    """A document's web addresses: where it was fetched from and where it is published."""
+    return [v for name in ("url", "html_url") if isinstance(v := doc.meta.get(name), str) and "://" in v]
 
 
 def _target_of(href: str, path: str, bases: list[str], by_url: dict[str, str]) -> tuple[str, str] | None:
@@ -453,7 +454,7 @@ def reading_order(members: list[SourceDoc], linked: dict[str, tuple[SourceLink, 
     before = [0] * len(members)
     for i, d in enumerate(members):
         nxt = leads_on(d, linked)
-        if nxt in place and nxt != d.path:
+        if nxt in place:
             follows[i].append(place[nxt])
             before[place[nxt]] += 1
     ready = [i for i, n in enumerate(before) if n == 0]
