@@ -1405,3 +1405,16 @@ def test_a_writers_story_gives_a_device_page_only_what_names_the_device() -> Non
     grove = _current_lines(_page(REPO, "wiki/devices/grove-6.md"))
     assert not any("I hand-pollinate the tomato" in x for x in grove)
     assert any(x.startswith("Six months later I added a Grove 6") for x in grove)
+
+
+def test_a_guide_quotes_no_whats_next_section(wiki: Path) -> None:
+    """The planned maintenance guide opened with a bare 'What's next?' list, and the troubleshooting
+    guide listed 'What's next?' among what it covers: where a source sends its reader on is no step
+    of a task (the topic page keeps it, and its links)."""
+    from wikic.compile.links import NEXT
+
+    for path, text in pages(wiki).items():
+        if path.startswith("wiki/guides/"):
+            headings = re.findall(r"^#{2,6} (.+)$", text, re.MULTILINE)
+            assert not [h for h in headings if NEXT.match(h)], path
+            assert "What's next?" not in text.split("\n## ", 1)[0], path  # nor in what it covers

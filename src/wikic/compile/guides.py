@@ -34,7 +34,7 @@ from ..core.models import SourceDoc
 from . import versions
 from .citations import stem
 from .librarian.extract import device_facts, prose_units, section_content
-from .links import item_keys, key_of
+from .links import NEXT, item_keys, key_of
 from .schema import Guide
 from .similarity import lexical, section_texts, semantic, terms
 from .timeline import Timeline, quantities
@@ -108,7 +108,7 @@ def phase_of(heading: str, title: str) -> str:
 
 def _quotable(doc: SourceDoc, i: int) -> bool:
     s = doc.sections[i]
-    if not s.text.strip():
+    if not s.text.strip() or NEXT.match(s.heading):  # 'What's next?': where the source goes on, no step
         return False
     return bool(prose_units(s.text)) or any(b.kind == "table" for b in section_content(doc, s))
 

@@ -427,7 +427,7 @@ def _target_of(href: str, path: str, bases: list[str], by_url: dict[str, str]) -
 
 
 # a section that sends the reader on to the next document: its first link is what comes next
-_NEXT = re.compile(r"^(?:what'?s next|what comes next|next steps?|next|up next|read next)\b", re.IGNORECASE)
+NEXT = re.compile(r"^(?:what'?s next|what comes next|next steps?|next|up next|read next)\b", re.IGNORECASE)
 
 
 def leads_on(doc: SourceDoc, linked: dict[str, tuple[SourceLink, ...]]) -> str | None:
@@ -437,7 +437,7 @@ def leads_on(doc: SourceDoc, linked: dict[str, tuple[SourceLink, ...]]) -> str |
         (
             to
             for anchor, _, to, _ in linked.get(doc.path, ())
-            if to != doc.path and _NEXT.match(headings.get(anchor, ""))
+            if to != doc.path and NEXT.match(headings.get(anchor, ""))
         ),
         None,
     )
