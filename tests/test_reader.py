@@ -1418,3 +1418,19 @@ def test_a_guide_quotes_no_whats_next_section(wiki: Path) -> None:
             headings = re.findall(r"^#{2,6} (.+)$", text, re.MULTILINE)
             assert not [h for h in headings if NEXT.match(h)], path
             assert "What's next?" not in text.split("\n## ", 1)[0], path  # nor in what it covers
+
+
+def test_an_image_caption_is_not_quoted_as_text() -> None:
+    """FarmBot's pages read 'Box LEDs on Genesis kit' and 'Press the refresh button … Refresh button
+    in Google Chrome': the italic caption under an image the wiki does not show. A caption that
+    repeats its image's text is left out with the image; italics of their own stay."""
+    from wikic.compile.librarian.extract import section_content
+
+    body = (
+        "# LEDs\n\nThe box has three LEDs.\n\n![Box LEDs on Genesis kit](_images/box.png)\n\n"
+        "_Box LEDs on Genesis kit_\n\n_Unplug the bot first._\n\n"
+        "1. Press the refresh button.\n   ![Refresh button](_images/r.png)\n   _Refresh button_\n"
+    )
+    doc = _guide_doc("leds", "LEDs", body)
+    said = [s.text for b in section_content(doc, doc.sections[0]) for s in b.sentences]
+    assert said == ["The box has three LEDs.", "Unplug the bot first.", "Press the refresh button."]

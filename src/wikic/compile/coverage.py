@@ -21,7 +21,15 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 
 from ..core.facts import facts, prose_fields, restated_field
-from ..core.markdown import IMAGE_MARKUP, code_lines, is_table_start, plain_inline, readable, split_sentences
+from ..core.markdown import (
+    IMAGE_MARKUP,
+    code_lines,
+    is_caption,
+    is_table_start,
+    plain_inline,
+    readable,
+    split_sentences,
+)
 from ..core.models import SourceDoc
 from .draft import parse_citations, strip_citations
 
@@ -50,6 +58,8 @@ def doc_sentences(doc: SourceDoc) -> list[str]:
                 chunks.append(" ".join(para))
                 para = []
                 continue
+            if is_caption(stripped, next((x[1] for x in reversed(marked[:i]) if x[1].strip()), "")):
+                continue  # an image's caption: not shown, as the image is not
             m = _LIST.match(line)
             if m:
                 chunks.append(" ".join(para))

@@ -19,6 +19,19 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 LINK_TEXT = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"  # one group: the text, one level of brackets in it
 _LINK = re.compile(r"!?" + LINK_TEXT + r"\((?:[^()]|\([^()]*\))*\)")
 IMAGE_MARKUP = re.compile(r"!\[(?:[^\[\]]|\[[^\[\]]*\])*\]\((?:[^()]|\([^()]*\))*\)")  # ![alt](src)
+_CAPTION = re.compile(r"^[_*]([^_*].*?)[_*]$")
+_ALT = re.compile(r"!\[([^\]]*)\]")
+
+
+def is_caption(line: str, above: str) -> bool:
+    """Whether a line in italics only repeats the text of the image on the line with text above it
+    ('![Box LEDs on Genesis kit](…)' then '_Box LEDs on Genesis kit_'): a caption, which says nothing
+    where the image is not shown."""
+    m = _CAPTION.match(line.strip())
+    alt = _ALT.search(above) if m else None
+    return alt is not None and " ".join(alt.group(1).lower().split()) == " ".join(m.group(1).lower().split())
+
+
 # A wiki-link copied from a source: [[Page]] or [[Page|shown text]].
 _WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 # Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores, and

@@ -30,6 +30,7 @@ from ...core.markdown import (
     Section,
     code_lines,
     heading,
+    is_caption,
     is_table_start,
     plain_inline,
     readable,
@@ -230,6 +231,9 @@ def section_content(doc: SourceDoc, section: Section) -> list[Block]:
             table, i = _table_at(marked, i, cite)
             blocks += [table] if table else []
             continue
+        if is_caption(stripped, _above(marked, i)):  # '_Box LEDs on Genesis kit_' under its image
+            i += 1
+            continue
         m = _LIST.match(line)
         if m:
             flush_para()
@@ -262,6 +266,11 @@ def section_content(doc: SourceDoc, section: Section) -> list[Block]:
     flush_para()
     flush_list()
     return blocks
+
+
+def _above(marked: list, i: int) -> str:
+    """The last line with text before line ``i``."""
+    return next((x[1].strip() for x in reversed(marked[:i]) if x[1].strip()), "")
 
 
 def heading_level(entry_level: int, section: Section) -> int:
