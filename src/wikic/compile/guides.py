@@ -184,7 +184,8 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
     ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))[:RERANK]
     embedded: dict[str, dict[str, str]] = {}  # what the search index embeds, per document
     for i in ranked if by_meaning else ():
-        embedded.setdefault(pool[i].doc.path, section_texts(pool[i].doc))
+        if pool[i].doc.path not in embedded:
+            embedded[pool[i].doc.path] = section_texts(pool[i].doc)
     texts = [
         embedded[pool[i].doc.path].get(pool[i].doc.sections[pool[i].index].anchor)
         or f"{pool[i].doc.title}\n{bodies[i]}"
@@ -370,25 +371,24 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
     options = dict(sorted(options.items(), key=lambda kv: (-kv[1][0], kv[0]))[:OPTIONS])
     asked = terms(guide.query)
     covered: set[str] = set()
-    chosen_terms: list[set[str]] = []
+    overlap: dict[tuple, float] = dict.fromkeys(options, 0.0)  # most shared with a chosen unit
     taken: set[tuple[str, int]] = set()
     per_doc: Counter = Counter()
     units: list[list[Candidate]] = []
     quoted = 0
     left = sorted(options.items())
 
-    def value(option: tuple[float, list[Candidate], set[str], int]) -> float:
+    def value(key: tuple, option: tuple[float, list[Candidate], set[str], int]) -> float:
         worth, _, said, _ = option
-        overlap = max((len(said & t) / len(said | t) for t in chosen_terms if said | t), default=0.0)
         new = len((said & asked) - covered) / len(asked) if asked else 0.0
-        return worth - REDUNDANCY * overlap + NOVELTY * new
+        return worth - REDUNDANCY * overlap[key] + NOVELTY * new
 
     while left and quoted < SENTENCES:
-        i = max(range(len(left)), key=lambda i: (value(left[i][1]), -i))
+        i = max(range(len(left)), key=lambda i: (value(*left[i]), -i))
         key, option = left.pop(i)
         worth, unit, said, size = option
         path = unit[0].doc.path
-        if value(option) < FIT * best:
+        if value(key, option) < FIT * best:
             break
         if any(k in taken for k in key) or per_doc[path] >= PER_DOC:
             continue
@@ -397,7 +397,9 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
         taken.update(key)
         per_doc[path] += 1
         units.append(unit)
-        chosen_terms.append(said)
+        for other, (_, _, t, _) in left:
+            if said | t:
+                overlap[other] = max(overlap[other], len(said & t) / len(said | t))
         covered |= said & asked
         quoted += size
     return units
