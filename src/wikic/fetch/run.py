@@ -18,6 +18,7 @@ from ..core.config import SourceConfig, SourcesConfig
 from ..core.errors import ConfigError, SourceError
 from ..core.fsutil import kb_lock
 from .files import fetch_files
+from .http import client as http_client
 from .http import fetch_http, page_problem, redact, secret_values
 from .layer0 import SourceStore, append_log
 from .report import FetchReport, Progress, now_iso
@@ -74,7 +75,7 @@ def fetch(
     own_client = client is None
     if client is None:
         limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
-        client = httpx.Client(follow_redirects=False, limits=limits)
+        client = http_client(limits=limits)
     reports = []
     try:
         with kb_lock(root):

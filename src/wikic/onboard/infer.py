@@ -26,6 +26,7 @@ from ..core.config import SOURCE_NAME, SourceConfig, load_sources
 from ..core.errors import ConfigError, SourceError
 from ..fetch.files import read_file_record
 from ..fetch.http import HttpGetter, dotted, join_url, link_next, with_query
+from ..fetch.http import client as http_client
 from .scaffold import init_kb, replace_block, require_folder, template_text
 
 FOLLOW = 2  # pages followed past the first, to confirm pagination and catch loops
@@ -805,7 +806,7 @@ def onboard(
         raise ConfigError("--name was given more times than --from; give one --name per --from, in order")
     parsed_headers = dict(parse_header(h) for h in headers or [])
     own = client is None
-    client = client or httpx.Client(follow_redirects=False)
+    client = client or http_client()
     drafts: list[SourceDraft] = []
     try:
         for i, origin in enumerate(origins):
