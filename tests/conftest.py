@@ -55,6 +55,23 @@ def copy_example(dest: Path) -> Path:
     return dest
 
 
+def _share_query_file(src: str, dst: str) -> None:
+    """``copytree``'s copy, except that the query embedding (17 MB, only ever replaced whole) is a
+    hard link: the suite copies compiled KBs a hundred times, and the disk deletes slowly."""
+    if os.path.basename(src) == "embedding.bin":
+        try:
+            os.link(src, dst)
+            return
+        except OSError:
+            pass
+    shutil.copy2(src, dst)
+
+
+def copy_kb(src: Path, dest: Path, symlinks: bool = False) -> Path:
+    """A copy of a KB with its compile state, to change without touching the original."""
+    return Path(shutil.copytree(src, dest, symlinks=symlinks, copy_function=_share_query_file))
+
+
 @pytest.fixture
 def example_kb(tmp_path: Path) -> Path:
     return copy_example(tmp_path / "example")
@@ -77,7 +94,7 @@ def compiled_example_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def compiled_example(compiled_example_once: Path, tmp_path: Path) -> Path:
     """``example_kb`` after a compile, with that compile's state (``.wikic``: the search index,
     the query embedding, what ``check`` reuses): for a test whose compile is only its set-up."""
-    return Path(shutil.copytree(compiled_example_once, tmp_path / "example"))
+    return copy_kb(compiled_example_once, tmp_path / "example")
 
 
 @pytest.fixture

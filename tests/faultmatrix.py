@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 from apiserver import ApiServer, Fault
+from conftest import copy_kb
 from typer.testing import CliRunner
 
 from wikic.cli.app import app
@@ -342,7 +343,7 @@ def run_scenario(scenario: Scenario, base: Path, work: Path, api: ApiServer) -> 
     """Copy ``base`` to ``work``, break it as ``scenario`` says and run its commands."""
     if work.exists():
         shutil.rmtree(work)
-    shutil.copytree(base, work, symlinks=True)
+    copy_kb(base, work, symlinks=True)
     serve(api)
     real_respond, real_next = api._respond, api._next
     codes: list[int] = []

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 from apiserver import ApiServer
-from conftest import copy_example
+from conftest import copy_example, copy_kb
 from farmbot_kb import available
 from typer.testing import CliRunner
+from wikiasserts import front_matter
 
 from wikic.check.run import CheckReport, check, quantities
 from wikic.cli.app import app
@@ -288,7 +289,7 @@ def farm_built(farmbot_compiled: Path) -> tuple[Path, CheckReport]:
 
 @pytest.fixture
 def farm(farm_built: tuple[Path, CheckReport], tmp_path: Path) -> Path:
-    return Path(shutil.copytree(farm_built[0], tmp_path / "kb"))
+    return copy_kb(farm_built[0], tmp_path / "kb")
 
 
 @farmbot
@@ -416,7 +417,7 @@ def test_edited_layer0_snapshot_is_tampered(farm: Path) -> None:
 @farmbot
 def test_two_sources_disagreeing_on_row_spacing_contradict(farm: Path) -> None:
     crop = farm / "layer1_sources/crops/carrot.md"
-    meta = yaml.safe_load(crop.read_text("utf-8").split("---\n")[1])
+    meta = front_matter(crop.read_text("utf-8"))
     notes = farm / "layer1_sources/notes/carrot.md"
     notes.parent.mkdir()
     notes.write_text(

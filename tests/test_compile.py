@@ -15,9 +15,16 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import changed_files, copy_example, shared_build, snapshot_tree
+from conftest import changed_files, copy_example, copy_kb, shared_build, snapshot_tree
 from typer.testing import CliRunner
-from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, body_lines, page_types, pages
+from wikiasserts import (
+    assert_every_fact_cited,
+    assert_reachable_from_index,
+    body_lines,
+    front_matter,
+    page_types,
+    pages,
+)
 
 from wikic.cli.app import app
 from wikic.compile.draft import parse_citations, strip_citations
@@ -73,7 +80,7 @@ def compiled_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def built(compiled_once: Path, tmp_path: Path) -> Path:
     """A copy of ``kb`` after its first compile, with the compile's state (``.wikic``), for the
     tests of what that compile wrote or of what a later one changes."""
-    return Path(shutil.copytree(compiled_once, tmp_path / "kb"))
+    return copy_kb(compiled_once, tmp_path / "kb")
 
 
 @pytest.fixture(scope="session")
@@ -166,7 +173,7 @@ def test_deleted_source_drops_its_citations_and_sole_source_pages(built: Path) -
     (built / "layer1_sources/faq/pump-noise.md").unlink()
     # Remove every source of one topic page: the page must go away.
     page = "wiki/topics/algae.md"
-    sources = yaml.safe_load(pages(built)[page].split("---\n")[1])["sources"]
+    sources = front_matter(pages(built)[page])["sources"]
     for src in sources:
         (built / src).unlink()
     report = compile_wiki(built)

@@ -10,8 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
-from wikiasserts import _is_navigation, body_lines, pages
+from wikiasserts import _is_navigation, body_lines, front_matter, pages
 
 from wikic.compile.draft import LINKED_FROM, Block, Citation, Sentence, parse_citations, strip_citations
 from wikic.compile.finish import merge_repeats
@@ -84,7 +83,7 @@ def test_every_page_opens_with_a_cited_lead_or_says_what_it_is(wiki: Path) -> No
     """Entity pages open with a cited sentence about the entity (or their record's description,
     whole; one whose record has only fields, with where the plan files it); guides, comparisons, topics and directories with what they
     cover (a purpose or contents line, in italics, not cited)."""
-    kinds = {p: yaml.safe_load(t.split("---\n")[1])["type"] for p, t in content_pages(wiki).items()}
+    kinds = {p: front_matter(t)["type"] for p, t in content_pages(wiki).items()}
     for path, text in content_pages(wiki).items():
         opening = lead(text)
         assert opening, f"{path} has no lead"
@@ -208,7 +207,7 @@ def test_an_index_line_per_page_within_its_budget(wiki: Path) -> None:
     for e in entries:
         assert len(e.summary) <= SUMMARY_CHARS and len(e.keywords) <= KEYWORDS, e
         assert not re.search(r"\b(?:bom|v\d+(?:\.\d+)+)\b", e.title), e.title  # no raw folder names
-        words = " ".join(yaml.safe_load(found[e.path].split("---\n")[1]).get("title", "").split()).lower()
+        words = " ".join(front_matter(found[e.path]).get("title", "").split()).lower()
         page = found[e.path].lower() + words
         for k in e.keywords:
             assert re.fullmatch(r"[a-z0-9][a-z0-9 .+-]*", k) and not denied(k), (e.path, k)

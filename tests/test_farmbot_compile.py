@@ -6,11 +6,10 @@ import json
 import re
 
 import pytest
-import yaml
 from apiserver import ApiServer
 from conftest import changed_files, snapshot_tree
 from farmbot_kb import available, build_layers
-from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, page_types, pages
+from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, front_matter, page_types, pages
 
 from wikic.compile.run import compile_wiki
 from wikic.core.config import load_sources
@@ -53,7 +52,7 @@ def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> N
     used = set()
     for text in pages(farm).values():
         if text.startswith("---"):
-            used |= set(yaml.safe_load(text.split("---\n")[1]).get("sources") or [])
+            used |= set(front_matter(text).get("sources") or [])
     all_sources = {p.relative_to(farm).as_posix() for p in (farm / "layer1_sources").rglob("*.md")}
     assert len(all_sources) == 487
     assert all_sources == used | set(report.unplaced)

@@ -20,8 +20,7 @@ from pathlib import Path
 import farmbot_kb
 import pytest
 import wikiasserts
-import yaml
-from wikiasserts import body_lines
+from wikiasserts import body_lines, front_matter
 
 from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
@@ -58,11 +57,7 @@ def wiki(request: pytest.FixtureRequest) -> Path:
 
 
 def kinds(root: Path) -> dict[str, str]:
-    return {
-        p: yaml.safe_load(t.split("---\n")[1])["type"]
-        for p, t in pages(root).items()
-        if not p.startswith("wiki/index")
-    }
+    return {p: front_matter(t)["type"] for p, t in pages(root).items() if not p.startswith("wiki/index")}
 
 
 _ITEM = re.compile(r"^(?:- |\d+\. )(.*)$")
@@ -242,7 +237,7 @@ def test_links_are_names_not_common_words(wiki: Path) -> None:
     a page titled with one word, or at one of those app pages (entry pages of a crop or a plant
     aside: their one-word name is the thing). Written as a name ('the Move command') it may."""
     kind = kinds(wiki)
-    titles = {p: yaml.safe_load(t.split("---\n")[1])["title"] for p, t in pages(wiki).items() if p in kind}
+    titles = {p: front_matter(t)["title"] for p, t in pages(wiki).items() if p in kind}
     found = []
     for path in kind:
         for line in body_lines(pages(wiki)[path]):
@@ -327,7 +322,7 @@ def test_no_page_is_named_after_a_folder_or_a_source(wiki: Path) -> None:
     filed = _filed(wiki)
     for path in kinds(wiki):
         text = pages(wiki)[path]
-        title = yaml.safe_load(text.split("---\n")[1])["title"]
+        title = front_matter(text)["title"]
         if " ".join(FOLDERS.split(title)).strip().lower() not in filed:
             continue
         members = _members(wiki, text, path)
@@ -348,7 +343,7 @@ def test_no_topic_page_gathers_many_sources_without_a_subject(wiki: Path) -> Non
         ]
         if len(members) <= 8:
             continue
-        title = yaml.safe_load(text.split("---\n")[1])["title"]
+        title = front_matter(text)["title"]
         introduced = any(d.title.lower() == title.split(":")[0].lower() for d in members)
         assert introduced or any(_shared(w, members) for w in words(title) if len(w) > 2), (path, title)
 
@@ -448,7 +443,7 @@ def test_a_hub_says_what_each_model_is(farmbot_compiled: Path) -> None:
         ]
         for sentence in lead:
             assert any(re.match(rf"(?:The )?{re.escape(m)}\b", sentence) for m in models), (path, sentence)
-        summary = yaml.safe_load(text.split("---\n")[1])["summary"]
+        summary = front_matter(text)["summary"]
         assert all(m in summary for m in models), (path, summary)
 
 
@@ -512,7 +507,7 @@ def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
         first = next(line for line in body_lines(text) if line.strip() and not line.startswith("#"))
         if types[path] == "topic":
             assert topic.match(first), (path, first)
-            title = yaml.safe_load(text.split("---\n")[1])["title"]
+            title = front_matter(text)["title"]
             listed = first.strip("*").partition(": ")[2].split(" · ")
             assert title not in listed, (path, first)  # 'Troubleshooting: Troubleshooting · …'
         else:
@@ -663,9 +658,7 @@ def test_the_glossary_says_what_it_is_and_links_each_term_that_has_a_page(wiki: 
     text = pages(wiki).get("wiki/glossary.md")
     if text is None:
         pytest.skip("no glossary in this wiki")
-    titles = {
-        p: yaml.safe_load(t.split("---\n")[1])["title"] for p, t in pages(wiki).items() if t.startswith("---")
-    }
+    titles = {p: front_matter(t)["title"] for p, t in pages(wiki).items() if t.startswith("---")}
     body = [line for line in body_lines(text) if line.strip() and not line.startswith("#")]
     assert body[0].startswith("*Terms the sources define")
     terms = [line for line in body if line.startswith("- **")]
@@ -895,7 +888,7 @@ def test_every_index_keyword_is_a_word_the_page_shows(wiki: Path) -> None:
     for path, text in pages(wiki).items():
         if path.startswith("wiki/index") or path == "wiki/log.md":
             continue
-        meta = yaml.safe_load(text.split("---\n")[1])
+        meta = front_matter(text)
         shown = set(words(" ".join(plain_inline(line) for line in body_lines(text)) + " " + meta["title"]))
         for keyword in meta.get("keywords") or ():
             missing += [(path, keyword) for w in words(keyword) if w not in shown]
@@ -1025,7 +1018,7 @@ def test_a_guide_s_keywords_are_the_words_it_is_asked_by() -> None:
     ('vacation', 'trip'), not words its quoted sections happen to use ('culprit', 'guarantee')."""
 
     def keys(path: str) -> list[str]:
-        return yaml.safe_load(_page(REPO, path).split("---\n")[1])["keywords"]
+        return front_matter(_page(REPO, path))["keywords"]
 
     holiday = keys("wiki/guides/going-on-holiday.md")
     assert {"vacation", "trip", "away"} <= set(holiday), holiday

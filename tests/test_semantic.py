@@ -174,6 +174,7 @@ def test_a_damaged_query_file_is_noted_once_searched_by_words_and_mended_by_comp
 ) -> None:
     assets = compiled_example / embedding.QUERY_ASSETS
     good = assets.read_bytes()
+    assets.unlink()  # a link to the session's file (conftest.copy_kb): damage this copy only
     assets.write_bytes(good[: len(good) // 2])
     lexical = _lexical(tmp_path, "lexical")
     found, said = search(compiled_example, NOISE[0], capsys)
