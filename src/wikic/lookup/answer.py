@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..compile.citations import stem
 from ..compile.versions import is_superseded
@@ -170,6 +171,14 @@ _NUMBER_WORDS = (
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty"
     " hundred thousand dozen half"
 ).split()
+
+
+@lru_cache(maxsize=1 << 14)  # every question of an eval reads the same units again
+def _vocabulary(text: str) -> frozenset[str]:
+    """The stems of the words of ``text``."""
+    return frozenset(stem(w) for w in words(text))
+
+
 _NUMBER = re.compile(
     r"(?<![\w.])[$]?(\d+(?:[.,/]\d+)*|(?:" + "|".join(_NUMBER_WORDS) + r")\b)\s*(°\s?[CF]|[a-zA-Zµ]+)?",
     re.IGNORECASE,
@@ -477,7 +486,7 @@ class Scorer:
 
     def held(self, text: str) -> set[str]:
         """The question's (stemmed) terms ``text`` holds."""
-        vocab = {stem(w) for w in words(text)}
+        vocab = _vocabulary(text)
         return {t for t, _ in self.terms if t in vocab}
 
     def gain(self, unit: Unit, said: set[str]) -> float:
@@ -487,7 +496,7 @@ class Scorer:
 
     def coverage(self, text: str) -> float:
         if text not in self._covered:
-            vocab = {stem(w) for w in words(text)}
+            vocab = _vocabulary(text)
             self._covered[text] = sum(w for t, w in self.terms if t in vocab) / self.total
         return self._covered[text]
 
