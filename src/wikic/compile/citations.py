@@ -221,8 +221,15 @@ def _tokens(text: str) -> tuple[list[Token], set[int]]:
     for m in _TOKEN.finditer(text):
         tok = m.group()
         gap, end = end, m.end()
-        if tok[0].isdigit():
+        first = tok[0]
+        if first.isdigit():
             out.append(("n" if len(tok) < 10 or tok[4] != "-" else "d", tok.replace(",", ".")))
+            continue
+        if first.isalpha() and not (out and out[-1][0] == "n"):  # a word, and no number's unit
+            token = _word(tok.lower())
+            if token[0] == "w" and first.isupper():
+                capital.add(len(out))
+            out.append(token)
             continue
         low = tok.lower()
         if low[0] == "°":
