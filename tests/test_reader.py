@@ -1170,6 +1170,16 @@ def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
     assert _defined(body) == ["Chervil"]
 
 
+def test_a_definition_that_runs_on_after_a_colon_into_a_tip_is_left_out() -> None:
+    """'Mint: a heavy root grower: after three to four months, check the tank …' was a glossary
+    line; a colon that says what the thing holds ('three pods on a slim base') stays."""
+    body = (
+        "# Growing\n\nMint is a heavy root grower: after three months, check the tank for a root mat.\n"
+        "Sprout 3 is the smallest garden we make: three pods on a slim base, a desk or a sill.\n"
+    )
+    assert _defined(body) == ["Sprout 3"]
+
+
 def test_a_figure_set_against_a_plain_statement_is_no_glossary_definition() -> None:
     """'FarmBot is a farmer that works and lives all day and night outside …' was the glossary's
     definition of FarmBot; the next sentence says 'At the same time, FarmBot is a precision CNC

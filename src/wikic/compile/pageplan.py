@@ -966,11 +966,24 @@ def definitions(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -
                 or not is_name(term)
                 or FIRST_PERSON.search(m.group("what"))
                 or _VERDICT.search(m.group("what"))
+                or _runs_on(m.group("what"))
                 or _said_twice(term, anchor, in_doc[max(0, n - 2) : n + 3])
             ):
                 continue
             out.append([term, doc.path, anchor, m.group("what").rstrip(".") + "."])
     return out
+
+
+def _runs_on(what: str) -> bool:
+    """Whether what a sentence says a thing is runs on, after a colon, into what to do ('a heavy
+    root grower: after three to four months, check the tank …'): a tip, not a definition. A colon
+    that says what the thing is made of stays ('the smallest garden: three pods on a slim base')."""
+    _, colon, rest = what.partition(": ")
+    return bool(colon) and any(
+        clause.split()[0].lower() in guides.INSTRUCTIONS
+        for clause in re.split(r"[,:;]\s+", rest)
+        if clause.split()
+    )
 
 
 def _said_twice(term: str, anchor: str, near: list[tuple[str, str]]) -> bool:
