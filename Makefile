@@ -75,12 +75,13 @@ demo-onboard: venv
 	$(WIKIC) --root $(ONBOARD) compile
 	$(WIKIC) --root $(ONBOARD) check
 
-# Every test, on a worker per core (pytest-xdist): the FarmBot KB is built once and shared.
+# Every test, on a worker per core (pytest-xdist; an idle worker takes tests queued for another,
+# so both end together): the FarmBot KB is built once and shared.
 # The tests write and delete about 95,000 files: in RAM (/dev/shm) where it has 2 GB free, not
 # on a disk that may trim every deletion; a passed test's files go at once (pyproject.toml).
 TEST_TMP := $(shell df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 && $$4 > 2097152 {print "/dev/shm"}')
 test: venv
-	$(if $(TEST_TMP),TMPDIR=$(TEST_TMP)) $(BIN)/python -m pytest -q -n auto
+	$(if $(TEST_TMP),TMPDIR=$(TEST_TMP)) $(BIN)/python -m pytest -q -n auto --dist worksteal
 
 bench: venv
 	$(BIN)/python bench/run.py
