@@ -216,12 +216,12 @@ def _build_farmbot(root: Path) -> None:
         server.close()
     report = compile_wiki(root, jobs=3)  # a pool, whatever the machine: test_scale compares one process
     assert not report.failed, report.failed
+    _keep_report(root, report)
 
 
 def _onboard_farmbot(root: Path) -> None:
     """``init --from`` both collections, fetch, transform and ``plan --write`` as a user types
     them; then the compile, whose report ``farmbot_planned_report`` reads."""
-    import json
 
     from farmbot_kb import serve
     from typer.testing import CliRunner
@@ -242,15 +242,34 @@ def _onboard_farmbot(root: Path) -> None:
             assert result.exit_code == 0, (args, result.output)
     finally:
         server.close()
-    report = compile_wiki(root)
-    summary = {k: getattr(report, k) for k in ("failed", "dropped", "unplaced", "reasons")}
+    _keep_report(root, compile_wiki(root))
+
+
+REPORTED = ("failed", "dropped", "unplaced", "reasons", "sentences", "verified", "citations", "coverage")
+
+
+def _keep_report(root: Path, report: Any) -> None:
+    """What a shared build's compile reported, beside it, for the ``*_report`` fixtures."""
+    import json
+
+    summary = {k: getattr(report, k) for k in REPORTED}
     (root.parent / "report.json").write_text(json.dumps(summary), "utf-8")
+
+
+def _report(root: Path) -> dict[str, Any]:
+    import json
+
+    return json.loads((root.parent / "report.json").read_text("utf-8"))
+
+
+@pytest.fixture(scope="session")
+def farmbot_compiled_report(farmbot_compiled: Path) -> dict[str, Any]:
+    """What the compile of ``farmbot_compiled`` reported (``REPORTED``)."""
+    return _report(farmbot_compiled)
 
 
 @pytest.fixture(scope="session")
 def farmbot_planned_report(farmbot_planned: Path) -> dict[str, Any]:
     """What the compile of ``farmbot_planned`` reported: failed pages, sentences dropped, the
-    sources left unplaced and why."""
-    import json
-
-    return json.loads((farmbot_planned.parent / "report.json").read_text("utf-8"))
+    sources left unplaced and why (``REPORTED``)."""
+    return _report(farmbot_planned)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from apiserver import ApiServer
-from conftest import changed_files, snapshot_tree
-from farmbot_kb import available, build_layers
+from conftest import changed_files, copy_kb, snapshot_tree
+from farmbot_kb import available, serve, write_schema
 from wikiasserts import assert_every_fact_cited, assert_reachable_from_index, front_matter, page_types, pages
 
 from wikic.compile.run import compile_wiki
@@ -22,17 +23,18 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def farm(tmp_path, api: ApiServer):
-    root = tmp_path / "farm"
-    build_layers(root, api)
-    return root
+def farm(farmbot_compiled: Path, tmp_path: Path) -> Path:
+    """A copy of the shared build: the corpus fetched over loopback, transformed and compiled."""
+    return copy_kb(farmbot_compiled, tmp_path / "farm")
 
 
-def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> None:
-    report = first = compile_wiki(farm)
-    assert report.failed == [] and report.dropped == 0
-    assert report.verified == report.sentences > 1000
-    assert assert_every_fact_cited(farm) == report.citations
+def test_farmbot_compiles_into_a_cited_navigable_wiki(
+    farm: Path, farmbot_compiled_report: dict, api: ApiServer
+) -> None:
+    first = farmbot_compiled_report  # what the first compile of ``farm`` reported
+    assert first["failed"] == [] and first["dropped"] == 0
+    assert first["verified"] == first["sentences"] > 1000
+    assert assert_every_fact_cited(farm) == first["citations"]
     assert page_types(farm) == {
         "topic",
         "device",
@@ -55,7 +57,7 @@ def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> N
             used |= set(front_matter(text).get("sources") or [])
     all_sources = {p.relative_to(farm).as_posix() for p in (farm / "layer1_sources").rglob("*.md")}
     assert len(all_sources) == 487
-    assert all_sources == used | set(report.unplaced)
+    assert all_sources == used | set(first["unplaced"])
 
     # A no-change recompile writes nothing and makes no LLM call.
     before = snapshot_tree(farm)
@@ -63,7 +65,9 @@ def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> N
     assert not again.wrote_anything and again.usage.calls == 0
     assert changed_files(before, snapshot_tree(farm)) == []
 
-    # Changing one crop on the API rewrites only the pages that cite it (plus the index line).
+    # Changing one crop on the API rewrites only the pages that cite it (plus the index line). The
+    # corpus is served again here: the build's server is gone.
+    write_schema(farm, serve(api))
     crops = api.collections["crops"].records
     carrot = next(c for c in crops if c["slug"] == "carrot")
     carrot["row_spacing"] = 22
@@ -80,7 +84,7 @@ def test_farmbot_compiles_into_a_cited_navigable_wiki(farm, api: ApiServer) -> N
     assert changed - {"wiki/index.md", "wiki/log.md"} == citing
     assert json.dumps(report.added) == "[]" and report.removed == []
     # Coverage read from the pages left as they were equals coverage from fresh drafts.
-    assert report.coverage["sentences"] == first.coverage["sentences"] and report.coverage["missing"] == []
+    assert report.coverage["sentences"] == first["coverage"]["sentences"] and report.coverage["missing"] == []
     # The log says which fact changed, not only which pages.
     assert re.search(
         r"^- fact crops/carrot: Row spacing \S+ → 22$", (farm / "wiki/log.md").read_text("utf-8"), re.M
