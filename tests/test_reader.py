@@ -652,6 +652,30 @@ def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about()
     ]
 
 
+def test_a_device_fact_from_a_table_of_its_versions_says_which_versions_it_holds_for() -> None:
+    """FarmBot's calibration objects differ by kit version: the row naming today's Genesis holds
+    for 'Genesis v1.5+' only, and the Genesis page read 'Calibration card with red dots' as if for
+    every Genesis. A model the table lists in one version only keeps the bare value."""
+    from wikic.compile.librarian.extract import device_facts
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    body = (
+        "# Camera calibration\n\n## Place the objects\n\n|Kit|Calibration object|\n|---|---|\n"
+        "|Genesis v1.3|Red rubber caps|\n|Genesis v1.4|Red golf tees|\n"
+        "|Genesis v1.5+ and Express v1.0+|A card with red dots|\n"
+    )
+    doc = SourceDoc(
+        "a", "3", "3", "layer1_sources/a/3.md", "Camera", {}, body, "x", tuple(split_sections(body))
+    )
+    genesis = device_facts({"title": "FarmBot Genesis", "match": ["Genesis"]}, [doc])
+    express = device_facts({"title": "FarmBot Express", "match": ["Express"]}, [doc])
+    assert [(k, v) for k, v, _ in genesis] == [
+        ("Calibration object", "A card with red dots (Genesis v1.5+ and Express v1.0+)")
+    ]
+    assert [(k, v) for k, v, _ in express] == [("Calibration object", "A card with red dots")]
+
+
 def test_the_glossary_says_what_it_is_and_links_each_term_that_has_a_page(wiki: Path) -> None:
     """It opens with what it holds (not with its first term, unbulleted), every term is an item,
     a term is linked to the page titled with it, and no 'definition' is a writer's own story."""
@@ -777,7 +801,15 @@ def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_st
     cells = {r[0].text: [c.text for c in r[1:]] for r in table.rows}
     assert list(cells) == [d["title"] for d in devices]
     assert cells["FarmBot Express XL"][:3] == ["2.4m", "14.4m2", "~$2,300"]
-    assert cells["FarmBot Genesis"] == ["—", "—", "—", "Rotary encoders", "Calibration card"]
+    # the calibration table has a row for a past Genesis: the card is said for the versions it is for
+    assert cells["FarmBot Genesis"] == [
+        "—",
+        "—",
+        "—",
+        "Rotary encoders",
+        "Calibration card (Genesis v1.5+ and Express v1.0+)",
+    ]
+    assert cells["FarmBot Express"][-1] == "Calibration card"
     assert cells["FarmBot Genesis XL"] == ["—", "—", "—", "Rotary encoders", "—"]
 
 

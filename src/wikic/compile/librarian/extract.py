@@ -663,6 +663,7 @@ def device_facts(device: dict, docs: list[SourceDoc]) -> list[tuple[str, str, Ci
                     facts.append((f, format_value(doc.meta[f]), cite_field(doc, doc.meta[f])))
     for doc in docs:
         for section, header, rows in source_tables(doc):
+            versioned = _past_versions(rows, names)
             for row in rows:
                 if not row or not _names_match(row[0], names):
                     continue
@@ -670,8 +671,22 @@ def device_facts(device: dict, docs: list[SourceDoc]) -> list[tuple[str, str, Ci
                     key = label_.strip()
                     if key and value.strip() and key.lower() not in seen:
                         seen.add(key.lower())
-                        facts.append((key, value.strip(), Citation(doc.path, section.anchor)))
+                        said = f"{value.strip()} ({row[0].strip()})" if versioned else value.strip()
+                        facts.append((key, said, Citation(doc.path, section.anchor)))
     return facts
+
+
+def _past_versions(rows: list[list[str]], names: tuple[str, ...]) -> bool:
+    """Whether a table has a row for a past version of the device ('Genesis v1.3'): its values
+    differ from version to version, so the row for today's model holds for the versions it names
+    ('Calibration card with red dots (Genesis v1.5+ and Express v1.0+)'), not for every kit."""
+    wanted = {_bare(n) for n in names}
+    return any(
+        _ONE_VERSION.search(p) and _bare(_ONE_VERSION.sub("", p)) in wanted
+        for row in rows
+        if row
+        for p in (row[0], *_CELL_PARTS.split(row[0]))
+    )
 
 
 def in_context(

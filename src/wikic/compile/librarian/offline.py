@@ -49,7 +49,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-59"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-60"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
