@@ -1469,3 +1469,26 @@ def test_an_image_caption_is_not_quoted_as_text() -> None:
     doc = _guide_doc("leds", "LEDs", body)
     said = [s.text for b in section_content(doc, doc.sections[0]) for s in b.sentences]
     assert said == ["The box has three LEDs.", "Unplug the bot first.", "Press the refresh button."]
+
+
+def test_a_section_headed_with_the_device_name_alone_is_headed_with_what_it_is_a_variant_of() -> None:
+    """'### Genesis' under 'Step 5: Try a wired Ethernet connection' said nothing on the Genesis
+    page (every section there is about the Genesis): it reads 'Try a wired Ethernet connection
+    (Genesis)'. A heading that says more than the model stays, and so does a top heading."""
+    from wikic.compile.librarian.offline import _about
+
+    body = (
+        "# Connecting\n\n## Step 5: Try a wired Ethernet connection\n\nPlug it in.\n\n"
+        "### Genesis\n\nUse the Pi's port.\n\n### Express v1.1+\n\nUse an adapter.\n\n"
+        "### Results for both Genesis and Express\n\nIt works.\n"
+    )
+    sections = {s.heading: s for s in split_sections(body)}
+    names = ("FarmBot Genesis", "Genesis")
+    assert _about(sections["Genesis"], "Genesis", names) == "Try a wired Ethernet connection (Genesis)"
+    express = ("FarmBot Express", "Express")
+    assert _about(sections["Express v1.1+"], "Express v1.1+", express) == (
+        "Try a wired Ethernet connection (Express v1.1+)"
+    )
+    results = "Results for both Genesis and Express"
+    assert _about(sections[results], results, names) == results
+    assert _about(sections["Connecting"], "Connecting", names) == "Connecting"

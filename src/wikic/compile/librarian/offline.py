@@ -49,7 +49,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-60"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-62"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -410,6 +410,7 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
                 brief_homes.setdefault(facet, {}).setdefault(home[0].partition("#")[0], home[1])
             continue
         heading = doc.title if not section.heading or section.heading == doc.title else section.heading
+        heading = _about(section, heading, (device["title"], *device.get("match", ())))
         blocks = by_facet.setdefault(facet, [])
         blocks += _headed(job, doc, anchor, heading, 3, units)
     for facet, said in brief.items():  # a sentence in passing needs no heading and trail of its own
@@ -457,6 +458,23 @@ def _headed(
     trail = [(home[0].partition("#")[0], home[1])] if home[1] != doc.title else []
     source = Block("links", text=SOURCE_LABEL, links=(*trail, (home[0], title or doc.title)))
     return [Block("heading", text=heading, level=level), source, *units]
+
+
+_VERSION = re.compile(r"\bv?\d+(?:\.\d+)*\+?(?!\w)")
+
+
+def _about(section, heading: str, names: tuple[str, ...]) -> str:
+    """A section headed with the device's name alone ('Genesis' under 'Step 5: Try a wired
+    Ethernet connection'), read on that device's page, under the heading it is a variant of: 'Try
+    a wired Ethernet connection (Genesis)', 'Packing list (Express)'. Any other heading is kept."""
+    if len(section.path) < 2:
+        return heading
+    rest = " ".join(plain_inline(heading).split())
+    for name in sorted(names, key=len, reverse=True):
+        rest = re.sub(rf"(?i)\b(?:farmbot\s+)?{re.escape(name)}\b", " ", rest)
+    if _VERSION.sub(" ", rest).strip():
+        return heading  # it says more than which model ('Results of Camera Testing …')
+    return f"{unnumbered(section.path[-2])} ({heading})"
 
 
 def _home(job: PageJob, doc: SourceDoc, anchor: str) -> tuple[str, str] | None:
