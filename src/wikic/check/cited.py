@@ -7,8 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from ..compile.draft import SUPERSEDED_MARK
-from ..compile.pageplan import current_of
-from ..compile.versions import is_superseded, section_key
+from ..compile.versions import current_of, is_superseded, section_key
 from ..core.facts import fact_for_label, is_bookkeeping
 from ..core.markdown import plain_inline
 from .findings import Finding, finding, short

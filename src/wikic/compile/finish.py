@@ -233,9 +233,13 @@ def _referred_back(blocks: list[Block], drop: set[tuple[int, int]]) -> set[tuple
 def _again_within(blocks: list[Block], kept: set[tuple[int, int]]) -> set[tuple[int, int]]:
     """Of the sentences of sections kept whole, those their own section already said (a source
     that repeats a sentence as a caption): these still go."""
+    above, last = [], -1  # the heading above each block
+    for i, b in enumerate(blocks):
+        above.append(last)
+        last = i if b.kind == "heading" else last
     heading, out, seen = -1, set(), set()
     for bi, si in sorted(kept):
-        under = max((i for i in range(bi) if blocks[i].kind == "heading"), default=-1)
+        under = above[bi]
         if under != heading:
             heading, seen = under, set()
         key = " ".join(blocks[bi].sentences[si].text.split())

@@ -172,13 +172,17 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
     # a document's title lends its fit to its sections, unless one of them is headed by the
     # guide's subject: then the title named that one ('… 21-day vacation mode, household sharing
     # and a new plant library' lends nothing to 'A new plant library')
-    headed = {c.doc.path for c, f in zip(pool, own_fit, strict=True) if f >= TITLED}
+    subjects: dict[str, set[str]] = {}  # per document, the anchors of the sections headed by the subject
+    for c, f in zip(pool, own_fit, strict=True):
+        if f >= TITLED:
+            subjects.setdefault(c.doc.path, set()).add(c.doc.sections[c.index].anchor)
+    headed = set(subjects)
     for i, c in enumerate(pool):
         lent = 0.0 if c.doc.path in headed else 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}")
         c.heading_fit = max(own_fit[i], lent)
         c.doc_fit = by_doc[c.doc.path]
         c.score = (0.6 * by_section[i] + 0.4 * c.heading_fit) * (0.6 + 0.4 * by_doc[c.doc.path])
-        if c.doc.path in headed and not _under_subject(c, own_fit, pool):
+        if c.doc.path in headed and not _under_subject(c, subjects[c.doc.path]):
             c.score *= ASIDE  # a sibling of the section about the subject is about something else
     # meaning reranks the sections words found: the best by words, not the whole corpus
     ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))[:RERANK]
@@ -200,17 +204,13 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
         c.score += PER_DEVICE * c.per_device
 
 
-def _under_subject(c: Candidate, own_fit: list[float], pool: list[Candidate]) -> bool:
-    """Whether ``c`` is headed by the guide's subject, is a step, or sits under a section that is
-    ('Before you leave' under 'Vacation mode')."""
+def _under_subject(c: Candidate, headed: set[str]) -> bool:
+    """Whether ``c`` is headed by the guide's subject (its document's sections so headed have the
+    anchors ``headed``), is a step, or sits under a section that is ('Before you leave' under
+    'Vacation mode')."""
     section = c.doc.sections[c.index]
     if STEP.match(section.heading):
         return True
-    headed = {
-        x.doc.sections[x.index].anchor
-        for x, f in zip(pool, own_fit, strict=True)
-        if x.doc.path == c.doc.path and f >= TITLED
-    }
     return section.anchor in headed or any(
         x.anchor in headed and section.path[: len(x.path)] == x.path
         for x in c.doc.sections

@@ -63,6 +63,7 @@ from .links import (
 )
 from .schema import SINGLE_PAGE_TYPES, Comparison, Device, TopicRule, WikiSchema
 from .timeline import Timeline, sentences_of, timeline
+from .versions import current_of
 
 
 @dataclass(frozen=True)
@@ -119,14 +120,6 @@ class Plan:
 
 def slugify(text: str) -> str:
     return github_slug(text).strip("-_")[:80] or "page"
-
-
-def current_of(path: str, superseded_by: dict[str, str]) -> str:
-    seen = set()
-    while path in superseded_by and path not in seen:
-        seen.add(path)
-        path = superseded_by[path]
-    return path
 
 
 def supersession(docs: list[SourceDoc], chains: tuple = ()) -> dict[str, str]:

@@ -119,6 +119,35 @@ def supersession(docs: list[SourceDoc], chains: Iterable[Any] = ()) -> dict[str,
     return resolve_supersedes(docs, chains)[0]
 
 
+def current_of(path: str, superseded_by: dict[str, str]) -> str:
+    """The document (or ``path#anchor`` section) that replaces ``path`` in the end, following a
+    chain; ``path`` itself when nothing replaces it."""
+    seen = set()
+    while path in superseded_by and path not in seen:
+        seen.add(path)
+        path = superseded_by[path]
+    return path
+
+
+def replaced_on_page(docs: dict[str, SourceDoc], superseded_by: dict[str, str]) -> dict[str, list[SourceDoc]]:
+    """For each document, those of ``docs`` it replaces, directly or through a chain (whole, or
+    reduced to the section it replaces), in the order of ``docs``: one pass for a whole page."""
+    gone: dict[str, list[str]] = {}  # path → the anchors of its sections a newer document replaces
+    for key in superseded_by:
+        path, mark, anchor = key.partition("#")
+        if mark and path in docs:
+            gone.setdefault(path, []).append(anchor)
+    out: dict[str, list[SourceDoc]] = {}
+    for p, d in docs.items():
+        if p in superseded_by:
+            out.setdefault(current_of(p, superseded_by), []).append(d)
+        for anchor in sorted(gone.get(p, ())):
+            out.setdefault(current_of(section_key(p, anchor), superseded_by), []).append(
+                section_view(d, anchor)
+            )
+    return out
+
+
 def superseded_anchors(path: str, superseded: dict[str, str]) -> set[str]:
     prefix = path + "#"
     return {k[len(prefix) :] for k in superseded if k.startswith(prefix)}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 from ...core.models import SourceDoc
 from ..draft import Draft, Navigation
 from ..pageplan import PageSpec
+from ..versions import replaced_on_page
 from .extract import Vocabulary
 
 
@@ -23,6 +25,11 @@ class PageJob:
     related: tuple[str, ...] = ()  # other wiki page paths worth linking ("see also")
     vocabulary: Vocabulary | None = field(default=None, compare=False)  # corpus word frequencies
     nav: Navigation = field(default_factory=Navigation)  # links to other pages, decided by the plan
+
+    @cached_property
+    def replaced(self) -> dict[str, list[SourceDoc]]:
+        """Per document, the page's documents (or sections) it replaces (``replaced_on_page``)."""
+        return replaced_on_page(self.docs, self.superseded_by)
 
 
 @dataclass

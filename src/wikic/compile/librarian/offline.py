@@ -18,9 +18,9 @@ from ...core.words import FIRST_PERSON
 from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, WHOLE_FACETS, about_units
 from ..guides import PHASE_TITLES
-from ..pageplan import CONTENTS_PREFIX, current_of
+from ..pageplan import CONTENTS_PREFIX
 from ..safety import suspicious
-from ..versions import current_view, section_key, section_view, superseded_anchors
+from ..versions import current_view
 from .base import Failure, PageJob, Usage
 from .extract import (
     aliases,
@@ -105,13 +105,7 @@ def current_docs(job: PageJob) -> list[SourceDoc]:
 def older_versions(job: PageJob, doc: SourceDoc) -> list[SourceDoc]:
     """Documents on this page that ``doc`` replaces, directly or through a chain, newest first;
     a section it replaces comes as its document reduced to that section."""
-    olds = []
-    for p, d in job.docs.items():
-        if p in job.superseded_by and current_of(p, job.superseded_by) == doc.path:
-            olds.append(d)
-        for anchor in sorted(superseded_anchors(p, job.superseded_by)):
-            if current_of(section_key(p, anchor), job.superseded_by) == doc.path:
-                olds.append(section_view(d, anchor))
+    olds = job.replaced.get(doc.path, [])
     return sorted(olds, key=lambda d: str(d.meta.get("updated_at", "")), reverse=True)
 
 
