@@ -314,3 +314,23 @@ def test_an_unchanged_file_is_not_reread_and_a_changed_one_is(kb, monkeypatch):
         read.clear()
         stats = index.update()
         assert stats.changed == 1 and index.query("source", "citric")[0].path == "layer1_sources/faq/pump.md"
+
+
+def test_bm25_from_counted_texts_scores_as_bm25_from_the_texts() -> None:
+    """Guides score a corpus once per plan from each text's length and counts of the words any
+    guide asks by: the scores are exactly those of BM25 over the texts themselves."""
+    from wikic.core.bm25 import BM25, counted, tokens
+
+    texts = [
+        "Fill the tank with water, then set the light schedule.",
+        "The tank holds four litres; water lasts about two weeks.",
+        "Prune basil from week six.",
+        "",
+        "Set up the garden: plant the pods and fill the tank.",
+    ]
+    queries = ["fill the water tank", "light schedule for basil", "nothing matches here"]
+    wanted = frozenset(t for q in queries for t in tokens(q))
+    index = BM25.of_counts([counted(t, wanted) for t in texts])
+    for query in queries:
+        assert index.scores(query) == BM25(texts).scores(query)
+    assert any(s > 0 for s in index.scores(queries[0]))

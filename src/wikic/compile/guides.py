@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..core.bm25 import tokens
+from ..core.bm25 import counted, tokens
 from ..core.facts import field_label
 from ..core.markdown import STOPWORDS, plain_inline, words
 from ..core.models import SourceDoc
@@ -36,7 +36,7 @@ from .citations import stem
 from .librarian.extract import device_facts, prose_units, section_content
 from .links import NEXT, item_keys, key_of
 from .schema import Guide
-from .similarity import lexical, section_texts, semantic, terms
+from .similarity import lexical_counted, section_texts, semantic, terms
 from .timeline import Timeline, quantities
 
 STEP = re.compile(r"^\s*(?:step|part|stage)\s*\d+\b|^\s*\d+\s*[.):]\s*\S", re.IGNORECASE)
@@ -138,13 +138,42 @@ def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Cand
     return [Candidate(d, i) for d, i in quotable if not guide.sources or d.source in guide.sources]
 
 
-def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
+class Counted:
+    """The texts the guides score by words, read once per plan however many guides score them:
+    each section under its own headings and each whole document, as its length and its counts
+    of the words any of ``guides`` is asked by (``bm25.counted``)."""
+
+    def __init__(self, guides: list[Guide]):
+        self.wanted = frozenset(t for g in guides for t in tokens(asked(g)))
+        self.sections: dict[tuple[str, int], tuple[int, dict[str, int]]] = {}
+        self.docs: dict[str, tuple[int, dict[str, int]]] = {}
+
+    def section(self, c: Candidate, headings: str) -> tuple[int, dict[str, int]]:
+        key = (c.doc.path, c.index)
+        if key not in self.sections:
+            self.sections[key] = counted(f"{headings} {c.doc.sections[c.index].text}", self.wanted)
+        return self.sections[key]
+
+    def doc(self, doc: SourceDoc) -> tuple[int, dict[str, int]]:
+        if doc.path not in self.docs:
+            self.docs[doc.path] = counted(f"{doc.title} {doc.body}", self.wanted)
+        return self.docs[doc.path]
+
+
+def asked(guide: Guide) -> str:
+    """What a guide is asked by: its title, purpose and query."""
+    return f"{guide.title} {guide.purpose} {guide.query}"
+
+
+def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Counted | None = None) -> None:
     """Each candidate's fit to the guide, in [0, 1]: the words of its section (BM25 for the
     guide's title, purpose and query), of its whole document, of its own headings and, at half
     weight, of its document's title and what it is filed under (its category, tags: rarer words
     weigh more; two of the guide's words in a heading are a full match), and its meaning where an
     embedding is installed."""
-    query = f"{guide.title} {guide.purpose} {guide.query}"
+    query = asked(guide)
+    if read is None or not set(tokens(query)) <= read.wanted:  # counted for other guides' words
+        read = Counted([guide])
     wanted = terms(f"{guide.title} {guide.query}")
     own = [" ".join(h for h in c.doc.sections[c.index].path if h != c.doc.title) for c in pool]
     df = Counter(t for c, h in zip(pool, own, strict=True) for t in terms(f"{c.doc.title} {h}"))
@@ -158,11 +187,11 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
     def fit(text: str) -> float:
         return min(1.0, sum(rarity(t) for t in terms(text) & wanted) / full) if full else 0.0
 
-    bodies = [f"{h} {c.doc.sections[c.index].text}" for h, c in zip(own, pool, strict=True)]
-    by_section = lexical(query, bodies)
-    docs = list(dict.fromkeys(c.doc.path for c in pool))
-    texts = {c.doc.path: f"{c.doc.title} {c.doc.body}" for c in pool}
-    by_doc = dict(zip(docs, lexical(query, [texts[p] for p in docs]), strict=True))
+    by_section = lexical_counted(query, [read.section(c, h) for h, c in zip(own, pool, strict=True)])
+    docs = list({c.doc.path: c.doc for c in pool}.values())
+    by_doc = dict(
+        zip((d.path for d in docs), lexical_counted(query, [read.doc(d) for d in docs]), strict=True)
+    )
     # a heading many documents share is a template's ('Common problems' of every plant entry):
     # it says what kind of section it is, not what it is about
     shared = Counter(
@@ -192,7 +221,7 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True) -> None:
             embedded[pool[i].doc.path] = section_texts(pool[i].doc)
     texts = [
         embedded[pool[i].doc.path].get(pool[i].doc.sections[pool[i].index].anchor)
-        or f"{pool[i].doc.title}\n{bodies[i]}"
+        or f"{pool[i].doc.title}\n{own[i]} {pool[i].doc.sections[pool[i].index].text}"
         for i in (ranked if by_meaning else ())
     ]
     meaning = semantic(query, texts, by_meaning, kind="source")
@@ -563,6 +592,7 @@ def plan_guide(
     entries: set[str] = frozenset(),
     quotable: list[tuple[SourceDoc, int]] | None = None,
     leads: dict[str, str] | None = None,
+    read: Counted | None = None,
 ) -> GuidePlan:
     """The sections of a guide in page order with their phases, and its cross-device table
     (sections chosen by meaning too unless ``by_meaning`` is off: ``search.semantic``)."""
@@ -580,7 +610,7 @@ def plan_guide(
             section = c.doc.sections[c.index]
             about = bool(terms(f"{section.heading} {c.doc.title}") & asked)  # a list about the task
             c.per_device = about and bool(named.search(section.text)) and _per_device(c.doc, section, devices)
-    score(guide, pool, by_meaning)
+    score(guide, pool, by_meaning, read)
     for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the
         if c.doc.path in entries and not terms(c.doc.title) <= asked:  # task, unless the guide names it
             c.score = 0.0

@@ -684,9 +684,10 @@ def plan_guides(
     sources = entry_sources(schema, docs)
     entries = {d.path for d in docs if d.source in sources}
     quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
+    read = guides.Counted(list(schema.guides))  # each text read once for every guide
     for guide in schema.guides:
         found = guides.plan_guide(
-            guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable, leads
+            guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable, leads, read
         )
         if found.sections:
             srcs = list(dict.fromkeys([p for p, _ in found.sections] + found.table_sources))

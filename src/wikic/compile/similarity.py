@@ -11,7 +11,7 @@ by words alone. Scores are in [0, 1]; one query is compared with many texts, nev
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
@@ -28,9 +28,15 @@ def terms(text: str) -> set[str]:
 
 def lexical(query: str, texts: Sequence[str]) -> list[float]:
     """BM25 of each text for ``query``, scaled so the best is 1 (all 0 when none matches)."""
-    if not texts:
-        return []
-    scores = BM25(list(texts)).scores(query)
+    return _scaled(BM25(list(texts)).scores(query)) if texts else []
+
+
+def lexical_counted(query: str, texts: Sequence[tuple[int, Mapping[str, int]]]) -> list[float]:
+    """``lexical`` of texts given as ``bm25.counted`` gives them, for the tokens of ``query``."""
+    return _scaled(BM25.of_counts(texts).scores(query)) if texts else []
+
+
+def _scaled(scores: list[float]) -> list[float]:
     best = max(scores, default=0.0)
     return [s / best if best > 0 else 0.0 for s in scores]
 

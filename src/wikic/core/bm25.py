@@ -4,22 +4,46 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from .markdown import STOPWORDS, words
 
 
-@lru_cache(maxsize=1 << 15)  # a page's sentences are weighed for its lead and its keywords alike
-def tokens(text: str) -> tuple[str, ...]:
+def _tokens(text: str) -> tuple[str, ...]:
     return tuple(w for w in words(text) if w not in STOPWORDS)
+
+
+tokens = lru_cache(maxsize=1 << 15)(_tokens)  # a page's sentences are weighed for its lead and keywords alike
+
+
+def counted(text: str, wanted: frozenset[str]) -> tuple[int, dict[str, int]]:
+    """``text``'s length in tokens and how often it has each ``wanted`` token: all that BM25 needs
+    of a text to score it for queries of those tokens (``BM25.of_counts``). Not cached: it reads
+    each text of a corpus once."""
+    toks = _tokens(text)
+    return len(toks), dict(Counter(t for t in toks if t in wanted))
 
 
 class BM25:
     def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75):
+        docs = [Counter(tokens(t)) for t in texts]
+        self._index(docs, [sum(d.values()) for d in docs], k1, b)
+
+    @classmethod
+    def of_counts(
+        cls, texts: Sequence[tuple[int, Mapping[str, int]]], k1: float = 1.2, b: float = 0.75
+    ) -> BM25:
+        """The index of texts given as ``counted`` gives them: the same scores for a query of
+        the tokens they were counted for as the texts themselves."""
+        self = cls.__new__(cls)
+        self._index([c for _, c in texts], [n for n, _ in texts], k1, b)
+        return self
+
+    def _index(self, docs: list[Mapping[str, int]], lengths: list[int], k1: float, b: float) -> None:
         self.k1, self.b = k1, b
-        self.docs = [Counter(tokens(t)) for t in texts]
-        self.lengths = [sum(d.values()) for d in self.docs]
+        self.docs = docs
+        self.lengths = lengths
         self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
         df: Counter = Counter()
         for d in self.docs:
