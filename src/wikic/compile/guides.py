@@ -206,8 +206,11 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
         if f >= TITLED:
             subjects.setdefault(c.doc.path, set()).add(c.doc.sections[c.index].anchor)
     headed = set(subjects)
+    lends: dict[str, float] = {}  # per document, what its title and filing lend its sections
     for i, c in enumerate(pool):
-        lent = 0.0 if c.doc.path in headed else 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}")
+        if c.doc.path not in headed and c.doc.path not in lends:
+            lends[c.doc.path] = 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}")
+        lent = lends.get(c.doc.path, 0.0)
         c.heading_fit = max(own_fit[i], lent)
         c.doc_fit = by_doc[c.doc.path]
         c.score = (0.6 * by_section[i] + 0.4 * c.heading_fit) * (0.6 + 0.4 * by_doc[c.doc.path])
