@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import changed_files, copy_example, snapshot_tree
+from conftest import REPO, changed_files, copy_example, snapshot_tree
 
 from wikic.compile.disagreements import disagreements
 from wikic.compile.run import compile_wiki
@@ -354,3 +354,25 @@ def test_wikic_jobs_sets_the_default_number_of_processes(monkeypatch: pytest.Mon
     for junk in ("0", "two", "", "-1"):
         monkeypatch.setenv("WIKIC_JOBS", junk)
         assert default_jobs() == cores
+
+
+def test_guides_planned_in_processes_are_the_guides_planned_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``GUIDES_IN_PROCESSES`` quotable sections the guides are planned in forked processes,
+    which share the texts read once here: the plan is the one a single process makes."""
+    from wikic.compile import pageplan
+    from wikic.compile.schema import load_wiki_schema
+    from wikic.core import pool
+    from wikic.transform.layer1 import load_layer1
+
+    docs, schema = list(load_layer1(REPO)), load_wiki_schema(REPO)
+    alone = pageplan.plan(docs, schema, jobs=1)
+    pools, real = [], pool.forked
+    monkeypatch.setattr(pool, "forked", lambda jobs: pools.append(jobs) or real(jobs))
+    pageplan.plan(docs, schema, jobs=2)
+    small = len(pools)  # the example's 365 sections: its guides are planned here
+    monkeypatch.setattr(pageplan, "GUIDES_IN_PROCESSES", 0)
+    forked = pageplan.plan(docs, schema, jobs=2)
+    assert len(pools) == 2 * small + 1  # the same forks, and one more: the guides'
+    guides = [s for s in forked.pages if s.type == "guide"]
+    assert len(guides) == len(schema.guides) >= 2
+    assert forked.pages == alone.pages

@@ -154,10 +154,22 @@ class Counted:
             self.sections[key] = counted(f"{headings} {c.doc.sections[c.index].text}", self.wanted)
         return self.sections[key]
 
+    def read_all(self, quotable: list[tuple[SourceDoc, int]]) -> None:
+        """Read every quotable section and its document now (before guides are planned in
+        processes forked from this one, which then share what was read)."""
+        for doc, i in quotable:
+            self.section(Candidate(doc, i), _own_headings(doc, i))
+            self.doc(doc)
+
     def doc(self, doc: SourceDoc) -> tuple[int, dict[str, int]]:
         if doc.path not in self.docs:
             self.docs[doc.path] = counted(f"{doc.title} {doc.body}", self.wanted)
         return self.docs[doc.path]
+
+
+def _own_headings(doc: SourceDoc, i: int) -> str:
+    """The headings over a section, itself included, but its document's title."""
+    return " ".join(h for h in doc.sections[i].path if h != doc.title)
 
 
 def asked(guide: Guide) -> str:
@@ -175,7 +187,7 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
     if read is None or not set(tokens(query)) <= read.wanted:  # counted for other guides' words
         read = Counted([guide])
     wanted = terms(f"{guide.title} {guide.query}")
-    own = [" ".join(h for h in c.doc.sections[c.index].path if h != c.doc.title) for c in pool]
+    own = [_own_headings(c.doc, c.index) for c in pool]
     df = Counter(t for c, h in zip(pool, own, strict=True) for t in terms(f"{c.doc.title} {h}"))
     n = len(pool)
 

@@ -61,7 +61,7 @@ from .links import (
     source_links,
     unique_titles,
 )
-from .schema import SINGLE_PAGE_TYPES, Comparison, Device, TopicRule, WikiSchema
+from .schema import SINGLE_PAGE_TYPES, Comparison, Device, Guide, TopicRule, WikiSchema
 from .timeline import Timeline, sentences_of, timeline
 from .versions import current_of
 
@@ -486,7 +486,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     corpus = Corpus(docs, superseded, jobs)
     tl = timeline(docs, superseded, corpus.said, corpus.stems)
     linked = source_links(docs)
-    plan_guides(pages, schema, docs, tl, device_specs, linked)
+    plan_guides(pages, schema, docs, tl, device_specs, linked, jobs)
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
     pool = topic_pool(docs, superseded, homed, reasons)
@@ -663,6 +663,9 @@ def guide_covers(sections: list[tuple[str, str]], by_path: dict[str, SourceDoc])
     return "In this guide: " + contents_line(list(dict.fromkeys(heads))).removeprefix(CONTENTS_PREFIX)
 
 
+GUIDES_IN_PROCESSES = 2000  # quotable sections from which guides are planned in processes of their own
+
+
 def plan_guides(
     pages: _Pages,
     schema: WikiSchema,
@@ -670,7 +673,10 @@ def plan_guides(
     tl: Timeline,
     device_specs: list[PageSpec],
     linked: dict | None = None,
+    jobs: int = 1,
 ) -> None:
+    """A page for each guide that finds sections to quote; ``jobs`` processes plan the guides
+    (each text is read here first, once, and shared with them)."""
     by_path = {d.path: d for d in docs}
     leads = {d.path: nxt for d in docs if (nxt := leads_on(d, linked or {}))}  # 'What's next?'
 
@@ -685,10 +691,16 @@ def plan_guides(
     entries = {d.path for d in docs if d.source in sources}
     quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
     read = guides.Counted(list(schema.guides))  # each text read once for every guide
-    for guide in schema.guides:
-        found = guides.plan_guide(
+    jobs = jobs if len(quotable) >= GUIDES_IN_PROCESSES else 1
+    if jobs > 1:
+        read.read_all(quotable)
+
+    def one(guide: Guide) -> guides.GuidePlan:
+        return guides.plan_guide(
             guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable, leads, read
         )
+
+    for guide, found in zip(schema.guides, each(one, list(schema.guides), jobs), strict=True):
         if found.sections:
             srcs = list(dict.fromkeys([p for p, _ in found.sections] + found.table_sources))
             config = {
