@@ -657,16 +657,13 @@ def test_a_device_fact_from_a_table_of_its_versions_says_which_versions_it_holds
     for 'Genesis v1.5+' only, and the Genesis page read 'Calibration card with red dots' as if for
     every Genesis. A model the table lists in one version only keeps the bare value."""
     from wikic.compile.librarian.extract import device_facts
-    from wikic.core.markdown import split_sections
-    from wikic.core.models import SourceDoc
 
-    body = (
+    doc = _guide_doc(
+        "3",
+        "Camera calibration",
         "# Camera calibration\n\n## Place the objects\n\n|Kit|Calibration object|\n|---|---|\n"
         "|Genesis v1.3|Red rubber caps|\n|Genesis v1.4|Red golf tees|\n"
-        "|Genesis v1.5+ and Express v1.0+|A card with red dots|\n"
-    )
-    doc = SourceDoc(
-        "a", "3", "3", "layer1_sources/a/3.md", "Camera", {}, body, "x", tuple(split_sections(body))
+        "|Genesis v1.5+ and Express v1.0+|A card with red dots|\n",
     )
     genesis = device_facts({"title": "FarmBot Genesis", "match": ["Genesis"]}, [doc])
     express = device_facts({"title": "FarmBot Express", "match": ["Express"]}, [doc])
