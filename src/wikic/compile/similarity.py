@@ -26,17 +26,12 @@ def terms(text: str) -> set[str]:
     return {stem(t) for t in tokens(text)}
 
 
-def lexical(query: str, texts: Sequence[str]) -> list[float]:
-    """BM25 of each text for ``query``, scaled so the best is 1 (all 0 when none matches)."""
-    return _scaled(BM25(list(texts)).scores(query)) if texts else []
-
-
 def lexical_counted(query: str, texts: Sequence[tuple[int, Mapping[str, int]]]) -> list[float]:
-    """``lexical`` of texts given as ``bm25.counted`` gives them, for the tokens of ``query``."""
-    return _scaled(BM25.of_counts(texts).scores(query)) if texts else []
-
-
-def _scaled(scores: list[float]) -> list[float]:
+    """BM25 of each text for ``query``, scaled so the best is 1 (all 0 when none matches), of
+    texts given as ``bm25.counted`` gives them for the tokens of ``query``."""
+    if not texts:
+        return []
+    scores = BM25.of_counts(texts).scores(query)
     best = max(scores, default=0.0)
     return [s / best if best > 0 else 0.0 for s in scores]
 
