@@ -357,8 +357,8 @@ def test_wikic_jobs_sets_the_default_number_of_processes(monkeypatch: pytest.Mon
 
 
 def test_guides_planned_in_processes_are_the_guides_planned_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past ``GUIDES_IN_PROCESSES`` quotable sections the guides are planned in forked processes,
-    which share the texts read once here: the plan is the one a single process makes."""
+    """Past ``GUIDES_IN_PROCESSES`` quotable sections the guides' texts are read, once, and the
+    guides planned in forked processes: the plan is the one a single process makes."""
     from wikic.compile import pageplan
     from wikic.compile.schema import load_wiki_schema
     from wikic.core import pool
@@ -372,7 +372,7 @@ def test_guides_planned_in_processes_are_the_guides_planned_in_one(monkeypatch: 
     small = len(pools)  # the example's 365 sections: its guides are planned here
     monkeypatch.setattr(pageplan, "GUIDES_IN_PROCESSES", 0)
     forked = pageplan.plan(docs, schema, jobs=2)
-    assert len(pools) == 2 * small + 1  # the same forks, and one more: the guides'
+    assert len(pools) == 2 * small + 3  # the same forks, and the guides': their texts read, then planned
     guides = [s for s in forked.pages if s.type == "guide"]
     assert len(guides) == len(schema.guides) >= 2
     assert forked.pages == alone.pages

@@ -31,6 +31,7 @@ from ..core.bm25 import counted, tokens
 from ..core.facts import field_label
 from ..core.markdown import STOPWORDS, plain_inline, words
 from ..core.models import SourceDoc
+from ..core.pool import each
 from . import versions
 from .citations import stem
 from .librarian.extract import device_facts, prose_units, section_content
@@ -154,12 +155,17 @@ class Counted:
             self.sections[key] = counted(f"{headings} {c.doc.sections[c.index].text}", self.wanted)
         return self.sections[key]
 
-    def read_all(self, quotable: list[tuple[SourceDoc, int]]) -> None:
-        """Read every quotable section and its document now (before guides are planned in
-        processes forked from this one, which then share what was read)."""
-        for doc, i in quotable:
-            self.section(Candidate(doc, i), _own_headings(doc, i))
-            self.doc(doc)
+    def read_all(self, quotable: list[tuple[SourceDoc, int]], jobs: int = 1) -> None:
+        """Read every quotable section and its document now, in ``jobs`` processes (before guides
+        are planned in processes forked from this one, which then share what was read)."""
+        wanted = self.wanted
+        docs = list({d.path: d for d, _ in quotable}.values())
+        sections = each(
+            lambda di: counted(f"{_own_headings(*di)} {di[0].sections[di[1]].text}", wanted), quotable, jobs
+        )
+        self.sections.update(zip(((d.path, i) for d, i in quotable), sections, strict=True))
+        whole = each(lambda d: counted(f"{d.title} {d.body}", wanted), docs, jobs)
+        self.docs.update(zip((d.path for d in docs), whole, strict=True))
 
     def doc(self, doc: SourceDoc) -> tuple[int, dict[str, int]]:
         if doc.path not in self.docs:

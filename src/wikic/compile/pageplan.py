@@ -693,7 +693,7 @@ def plan_guides(
     read = guides.Counted(list(schema.guides))  # each text read once for every guide
     jobs = jobs if len(quotable) >= GUIDES_IN_PROCESSES else 1
     if jobs > 1:
-        read.read_all(quotable)
+        read.read_all(quotable, jobs)
 
     def one(guide: Guide) -> guides.GuidePlan:
         return guides.plan_guide(
