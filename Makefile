@@ -79,7 +79,7 @@ demo-onboard: venv
 # so both end together): the FarmBot KB is built once and shared.
 # The tests write and delete about 95,000 files: in RAM (/dev/shm) where it has 2 GB free, not
 # on a disk that may trim every deletion; a passed test's files go at once (pyproject.toml).
-TEST_TMP := $(shell df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 && $$4 > 2097152 {print "/dev/shm"}')
+TEST_TMP = $(shell df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 && $$4 > 2097152 {print "/dev/shm"}')
 test: venv
 	$(if $(TEST_TMP),TMPDIR=$(TEST_TMP)) $(BIN)/python -m pytest -q -n auto --dist worksteal
 

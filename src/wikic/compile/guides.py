@@ -149,28 +149,34 @@ class Counted:
         self.sections: dict[tuple[str, int], tuple[int, dict[str, int]]] = {}
         self.docs: dict[str, tuple[int, dict[str, int]]] = {}
 
-    def section(self, c: Candidate, headings: str) -> tuple[int, dict[str, int]]:
-        key = (c.doc.path, c.index)
-        if key not in self.sections:
-            self.sections[key] = counted(f"{headings} {c.doc.sections[c.index].text}", self.wanted)
-        return self.sections[key]
+    def section(self, doc: SourceDoc, i: int) -> tuple[int, dict[str, int]]:
+        if (doc.path, i) not in self.sections:
+            self.sections[doc.path, i] = counted(_section_text(doc, i), self.wanted)
+        return self.sections[doc.path, i]
+
+    def doc(self, doc: SourceDoc) -> tuple[int, dict[str, int]]:
+        if doc.path not in self.docs:
+            self.docs[doc.path] = counted(_whole_text(doc), self.wanted)
+        return self.docs[doc.path]
 
     def read_all(self, quotable: list[tuple[SourceDoc, int]], jobs: int = 1) -> None:
         """Read every quotable section and its document now, in ``jobs`` processes (before guides
         are planned in processes forked from this one, which then share what was read)."""
         wanted = self.wanted
         docs = list({d.path: d for d, _ in quotable}.values())
-        sections = each(
-            lambda di: counted(f"{_own_headings(*di)} {di[0].sections[di[1]].text}", wanted), quotable, jobs
-        )
+        sections = each(lambda di: counted(_section_text(*di), wanted), quotable, jobs)
         self.sections.update(zip(((d.path, i) for d, i in quotable), sections, strict=True))
-        whole = each(lambda d: counted(f"{d.title} {d.body}", wanted), docs, jobs)
+        whole = each(lambda d: counted(_whole_text(d), wanted), docs, jobs)
         self.docs.update(zip((d.path for d in docs), whole, strict=True))
 
-    def doc(self, doc: SourceDoc) -> tuple[int, dict[str, int]]:
-        if doc.path not in self.docs:
-            self.docs[doc.path] = counted(f"{doc.title} {doc.body}", self.wanted)
-        return self.docs[doc.path]
+
+def _section_text(doc: SourceDoc, i: int) -> str:
+    """A section's text as a guide reads it by words: under its own headings."""
+    return f"{_own_headings(doc, i)} {doc.sections[i].text}"
+
+
+def _whole_text(doc: SourceDoc) -> str:
+    return f"{doc.title} {doc.body}"
 
 
 def _own_headings(doc: SourceDoc, i: int) -> str:
@@ -205,7 +211,7 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
     def fit(text: str) -> float:
         return min(1.0, sum(rarity(t) for t in terms(text) & wanted) / full) if full else 0.0
 
-    by_section = lexical_counted(query, [read.section(c, h) for h, c in zip(own, pool, strict=True)])
+    by_section = lexical_counted(query, [read.section(c.doc, c.index) for c in pool])
     docs = list({c.doc.path: c.doc for c in pool}.values())
     by_doc = dict(
         zip((d.path for d in docs), lexical_counted(query, [read.doc(d) for d in docs]), strict=True)
@@ -242,7 +248,7 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
             embedded[pool[i].doc.path] = section_texts(pool[i].doc)
     texts = [
         embedded[pool[i].doc.path].get(pool[i].doc.sections[pool[i].index].anchor)
-        or f"{pool[i].doc.title}\n{own[i]} {pool[i].doc.sections[pool[i].index].text}"
+        or f"{pool[i].doc.title}\n{_section_text(pool[i].doc, pool[i].index)}"
         for i in (ranked if by_meaning else ())
     ]
     meaning = semantic(query, texts, by_meaning, kind="source")
