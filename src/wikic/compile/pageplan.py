@@ -306,22 +306,21 @@ def topic_groups(
         first = [intro[value]] if value in intro else []
         rest = sorted((d for d in groups[value] if d not in first), key=lambda d: (d.title.lower(), d.path))
         for title, members in grouping.split_by_subject(titles[value], first + rest, rule.max_sources):
-            parts = _parts(title, members, rule.max_sources)
-            # "Herbs 2: Basil to Mint" keeps the stable slug "herbs-2"; "Tubing: barbs" is a page of its
-            # own; the few documents of no shared subject keep the source's slug whatever they are
+            # "Herbs 2: Basil to Mint" keeps the stable slug "herbs-2", "Tubing: barbs 2: …" the slug
+            # "tubing-barbs-2"; the few documents of no shared subject keep the source's slug
             base = slugify(unnamed) if value == "" and not rule.group_by else ""
             out += [
-                (t, chunk, value, base or slugify(t.split(":", 1)[0] if len(parts) > 1 else t))
-                for t, chunk in parts
+                (t, chunk, value, base or slugify(stem))
+                for t, stem, chunk in _parts(title, members, rule.max_sources)
             ]
     return out
 
 
-def _parts(title: str, members: list[SourceDoc], limit: int) -> list[tuple[str, list[SourceDoc]]]:
-    """A group still too large for one page in numbered parts of even size ('Herbs 2: Basil to
-    Mint')."""
+def _parts(title: str, members: list[SourceDoc], limit: int) -> list[tuple[str, str, list[SourceDoc]]]:
+    """A group still too large for one page in numbered parts of even size: (title, the title
+    without its span, members) of each ('Herbs 2: Basil to Mint', 'Herbs 2', …)."""
     if len(members) <= limit * grouping.SPLIT_SLACK:
-        return [(title, members)]
+        return [(title, title, members)]
     parts = -(-len(members) // limit)  # as few pages as fit, of even size
     cuts = [len(members) * i // parts for i in range(parts + 1)]
     chunks = [members[a:b] for a, b in zip(cuts, cuts[1:])]
@@ -330,7 +329,7 @@ def _parts(title: str, members: list[SourceDoc], limit: int) -> list[tuple[str, 
         span = (
             chunk[0].title if chunk[0].title == chunk[-1].title else f"{chunk[0].title} to {chunk[-1].title}"
         )
-        out.append((f"{title} {n}: {span}", chunk))
+        out.append((f"{title} {n}: {span}", f"{title} {n}", chunk))
     return out
 
 
