@@ -376,3 +376,44 @@ def test_guides_planned_in_processes_are_the_guides_planned_in_one(monkeypatch: 
     guides = [s for s in forked.pages if s.type == "guide"]
     assert len(guides) == len(schema.guides) >= 2
     assert forked.pages == alone.pages
+
+
+def test_an_index_built_in_processes_is_the_index_built_in_one(
+    compiled_example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``POOLED_FILES`` files an update reads and chunks them in forked processes, a slice at a
+    time: the tables it writes are the ones one process writes, row for row, and a file that
+    cannot be parsed is skipped and reported the same way."""
+    import sqlite3
+
+    from wikic.compile.searchindex import store
+    from wikic.core import pool
+
+    bad = compiled_example / "layer1_sources" / "faq" / "zz-broken.md"
+    bad.write_text("---\ntitle: [unclosed\n---\n\nBody.\n")
+
+    def built(db: Path, jobs: int) -> tuple[list, list[str]]:
+        with store.IndexStore(compiled_example, db) as index:
+            stats = index.update(semantic=False, jobs=jobs)
+        conn = sqlite3.connect(db)
+        tables = ["files", "chunks", "docs", *(f"fts_{k}" for k in store.TABLES)]
+        rows = [conn.execute(f"SELECT rowid, * FROM {t} ORDER BY rowid").fetchall() for t in tables]
+        conn.close()
+        return rows, stats.skipped
+
+    alone = built(tmp_path / "one.sqlite", 1)
+    forks, real = [], pool.forked
+    monkeypatch.setattr(pool, "forked", lambda jobs: forks.append(jobs) or real(jobs))
+    monkeypatch.setattr(store, "POOLED_FILES", 0)
+    pooled = built(tmp_path / "two.sqlite", 2)
+    assert forks == [2]
+    assert len(alone[0][1]) > 300 and alone[1] and "zz-broken.md" in alone[1][0]
+    assert pooled == alone
+
+
+def test_streamed_work_comes_back_whole_and_in_order() -> None:
+    from wikic.core.pool import streamed
+
+    items = list(range(1003))
+    assert list(streamed(lambda x: x * x, items, 2, per_slice=7)) == [x * x for x in items]
+    assert list(streamed(lambda x: -x, items[:3], 2)) == [0, -1, -2]  # too few to fork

@@ -12,6 +12,7 @@ import gc
 import multiprocessing
 import os
 import signal
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.pool import Pool
 from typing import Any, TypeVar
@@ -103,3 +104,29 @@ def slices(fn: Callable[[Sequence[T]], R], items: Sequence[T], jobs: int, per_jo
 def each(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
     """``fn`` of every item, in order (see ``slices``)."""
     return [r for part in slices(lambda chunk: [fn(x) for x in chunk], items, jobs) for r in part]
+
+
+def streamed(fn: Callable[[T], R], items: Sequence[T], jobs: int, per_slice: int = 100) -> Iterator[R]:
+    """``fn`` of every item, in order, yielded as ``jobs`` forked processes finish each slice of
+    up to ``per_slice`` items (at least four slices a process); at most two slices per process are done or under way ahead of the one
+    the caller reads, so the results held at once stay few however many items there are. (The
+    caller must not start other pool work of this module while it reads.)"""
+    global _WORK
+    n = len(items)
+    if jobs <= 1 or n < 2 * jobs or not can_fork():
+        yield from map(fn, items)
+        return
+    size = max(1, min(per_slice, n // (4 * jobs)))
+    cuts = list(range(0, n, size)) + [n]
+    _WORK = (lambda chunk: [fn(x) for x in chunk], items)
+    try:
+        with forked(jobs) as pool:
+            ahead: deque = deque()
+            for bounds in zip(cuts, cuts[1:]):
+                ahead.append(pool.apply_async(_slice, (bounds,)))
+                if len(ahead) > 2 * jobs:
+                    yield from ahead.popleft().get()
+            while ahead:
+                yield from ahead.popleft().get()
+    finally:
+        _WORK = None

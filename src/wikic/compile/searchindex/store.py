@@ -13,6 +13,7 @@ sections and documents also have vectors (``dense.py``), embedded when their tex
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -192,12 +193,13 @@ class IndexStore:
         ``search.semantic`` (None: as remembered for this ``schema/wiki.yaml``, else read from it);
         ``check`` looks for missing vectors even when no change is pending. Without ``stamps``, the size
         and time of files found unchanged are noted only along with a change (compile: a run
-        that changed nothing writes nothing). ``jobs`` processes embed the texts."""
+        that changed nothing writes nothing). ``jobs`` processes read and chunk the files (when
+        there are many) and embed the texts."""
         try:
-            stats = self._update(files, docs, stamps)
+            stats = self._update(files, docs, stamps, jobs)
         except sqlite3.DatabaseError as exc:
             self._rebuild(exc)
-            stats = self._update(files, docs, stamps)
+            stats = self._update(files, docs, stamps, jobs)
         stats.rebuilt = self.rebuilt
         self.sync_dense(stats, semantic, check, jobs)
         return stats
@@ -207,6 +209,7 @@ class IndexStore:
         files: dict[str, str] | None = None,
         docs: Mapping[str, SourceDoc] | None = None,
         stamps: bool = True,
+        jobs: int = 1,
     ) -> UpdateStats:
         files = kb_files(self.root) if files is None else files
         known = {
@@ -216,18 +219,22 @@ class IndexStore:
         refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
         sources_changed = False  # only a source's chunks have vectors (dense.KINDS)
         with self.conn:  # one transaction, each changed file written as it is read (one held at a time)
-            for rel, kind, digest, stamp, chunks, doc in self._changed(files, known, docs, stats, refreshed):
+            for rel, kind, digest, stamp, rows, doc_values in self._changed(
+                files, known, docs, stats, refreshed, jobs
+            ):
                 if rel in known:
                     sources_changed = sources_changed or known[rel][0] == "source"
                     self._delete(rel)
-                self.add_chunks(rel, chunks)
-                if doc is not None:
-                    self._add_doc(doc)
+                self._insert(rel, rows)
+                if doc_values is not None:
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", doc_values
+                    )
                 sources_changed = sources_changed or kind == "source"
                 self.conn.execute(
                     "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
                 )
-                stats.chunks += len(chunks)
+                stats.chunks += len(rows)
             gone = sorted(set(known) - set(files))
             stats.removed = len(gone)
             for rel in gone:
@@ -253,43 +260,33 @@ class IndexStore:
         docs: Mapping[str, SourceDoc] | None,
         stats: UpdateStats,
         refreshed: list[tuple[str, str]],
-    ) -> Iterator[tuple[str, str, str, str, list[Chunk], SourceDoc | None]]:
-        """(path, kind, hash, stamp, chunks, layer-1 document) of each file of ``files`` added or
-        changed since ``known``, counted in ``stats``; an unchanged file whose size or time moved
-        goes into ``refreshed``. A file whose size and modification time are what they were when
-        it was indexed, settled, is not read again."""
-        now = time.time_ns()
-        base = str(self.root)
-        for rel, kind in files.items():
-            st = os.stat(os.path.join(base, rel))
-            settled = now - st.st_mtime_ns > SETTLED * 1_000_000_000
-            stamp = f"{st.st_size}:{st.st_mtime_ns}" if settled else ""
-            old = known.get(rel)
-            if old is not None and old[0] == kind and stamp and old[2] == stamp:
-                stats.unchanged += 1
-                continue
-            data = (self.root / rel).read_bytes()
-            digest = sha256_tag(data)
-            if old is not None and old[:2] == (kind, digest):
-                stats.unchanged += 1
-                if stamp != old[2]:
-                    refreshed.append((stamp, rel))
-                continue
-            from .chunks import chunks_of  # here: a search on a settled index makes no chunk
+        jobs: int = 1,
+    ) -> Iterator[tuple[str, str, str, str, list[tuple], tuple | None]]:
+        """(path, kind, hash, stamp, chunk rows, docs row) of each file of ``files`` added or
+        changed since ``known``, counted in ``stats``, in order; an unchanged file whose size or
+        time moved goes into ``refreshed``. Many files are read and chunked in ``jobs`` processes
+        (``_examined``), a slice at a time, while this one writes what they sent back."""
+        examine = functools.partial(_examined, self.root, known, docs or {}, time.time_ns())
+        items = list(files.items())
+        if jobs > 1 and len(items) >= POOLED_FILES:
+            from ...core.pool import streamed  # here: a search on a settled index forks nothing
 
-            parsed = (docs or {}).get(rel)
-            try:
-                chunks, doc = chunks_of(
-                    self.root, rel, kind, data, parsed if parsed and parsed.sha256 == digest else None
-                )
-            except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
-                stats.skipped.append(str(exc))
-                continue
-            if old is None:
-                stats.added += 1
+            found_all: Iterable[tuple] = streamed(examine, items, jobs)
+        else:
+            found_all = map(examine, items)
+        for found in found_all:
+            if found[0] == _SAME:
+                stats.unchanged += 1
+                if found[1]:
+                    refreshed.append((found[1], found[2]))
+            elif found[0] == _SKIPPED:
+                stats.skipped.append(found[1])
             else:
-                stats.changed += 1
-            yield rel, kind, digest, stamp, chunks, doc
+                if found[1] in known:
+                    stats.changed += 1
+                else:
+                    stats.added += 1
+                yield found[1:]
 
     # -- the vectors
 
@@ -338,26 +335,6 @@ class IndexStore:
 
         return (
             load_wiki_schema(self.root).semantic if (self.root / "schema" / "wiki.yaml").is_file() else True
-        )
-
-    def _add_doc(self, doc: SourceDoc) -> None:
-        from ...core.facts import aliases  # here: a search on a settled index indexes nothing
-        from .chunks import lead_ref
-
-        self.conn.execute(
-            "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                doc.path,
-                doc.source,
-                doc.id,
-                doc.key,
-                doc.title,
-                json.dumps(aliases(doc.meta), ensure_ascii=False),
-                json.dumps(doc.meta, ensure_ascii=False, default=str),
-                doc.body,
-                doc.sha256,
-                lead_ref(doc),
-            ),
         )
 
     def _store_supersession(self, docs: Mapping[str, SourceDoc] | None = None) -> None:
@@ -468,32 +445,19 @@ class IndexStore:
 
     def add_chunks(self, file: str, chunks: Iterable[Chunk]) -> None:
         """Insert chunks (inside the caller's transaction). Also used by the benchmark."""
-        for ch in chunks:
+        self._insert(file, chunk_rows(chunks))
+
+    def _insert(self, file: str, rows: Iterable[tuple]) -> None:
+        """Insert the ``chunk_rows`` of ``file`` (inside the caller's transaction)."""
+        for kind, values, fts in rows:
             cur = self.conn.execute(
                 "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs, vkey, type)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    file,
-                    ch.kind,
-                    ch.path,
-                    ch.anchor,
-                    ch.heading,
-                    ch.title,
-                    ch.headings,
-                    ch.body,
-                    json.dumps(ch.refs),
-                    vector_key(ch.kind, ch.title, ch.headings, ch.body),
-                    ch.page_type,
-                ),
+                (file, kind, *values),
             )
             self.conn.execute(
-                f"INSERT INTO fts_{ch.kind}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
-                (
-                    cur.lastrowid,
-                    index_text(f"{ch.title} {ch.names}".strip()),
-                    index_text(ch.headings),
-                    index_text(ch.body),
-                ),
+                f"INSERT INTO fts_{kind}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                (cur.lastrowid, *fts),
             )
 
     def count(self, kind: str) -> int:
@@ -509,6 +473,85 @@ class IndexStore:
             self._rebuild(exc)
             self._update()
             return self.conn.execute(sql, args).fetchall()
+
+
+POOLED_FILES = 2000  # from this many files to look at, an update with processes reads them there
+_SAME, _SKIPPED, _INDEX = "same", "skipped", "index"  # what ``_examined`` found
+
+
+def _examined(
+    root: Path,
+    known: dict[str, tuple[str, str, str]],
+    docs: Mapping[str, SourceDoc],
+    now: int,
+    item: tuple[str, str],
+) -> tuple:
+    """What indexing one file (``item``: path and kind) takes, given what the index ``known`` of
+    it: (_SAME, stamp to note or '', path) when its bytes are as indexed; (_SKIPPED, why) when it
+    cannot be read; else (_INDEX, path, kind, hash, stamp, chunk rows, docs row or None). A file
+    whose size and modification time are what they were when it was indexed, settled (``SETTLED``
+    seconds before ``now``), is not read again; a parsed document of ``docs`` with the file's hash
+    is used as it is."""
+    rel, kind = item
+    st = os.stat(os.path.join(root, rel))
+    settled = now - st.st_mtime_ns > SETTLED * 1_000_000_000
+    stamp = f"{st.st_size}:{st.st_mtime_ns}" if settled else ""
+    old = known.get(rel)
+    if old is not None and old[0] == kind and stamp and old[2] == stamp:
+        return _SAME, "", rel
+    data = (root / rel).read_bytes()
+    digest = sha256_tag(data)
+    if old is not None and old[:2] == (kind, digest):
+        return _SAME, stamp if stamp != old[2] else "", rel
+    from .chunks import chunks_of  # here: a search on a settled index makes no chunk
+
+    parsed = docs.get(rel)
+    try:
+        chunks, doc = chunks_of(root, rel, kind, data, parsed if parsed and parsed.sha256 == digest else None)
+    except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
+        return _SKIPPED, str(exc)
+    return _INDEX, rel, kind, digest, stamp, chunk_rows(chunks), None if doc is None else doc_row(doc)
+
+
+def chunk_rows(chunks: Iterable[Chunk]) -> list[tuple[str, tuple, tuple[str, str, str]]]:
+    """(kind, the chunks row after its file and kind, the FTS row after its rowid) of each chunk."""
+    return [
+        (
+            ch.kind,
+            (
+                ch.path,
+                ch.anchor,
+                ch.heading,
+                ch.title,
+                ch.headings,
+                ch.body,
+                json.dumps(ch.refs),
+                vector_key(ch.kind, ch.title, ch.headings, ch.body),
+                ch.page_type,
+            ),
+            (index_text(f"{ch.title} {ch.names}".strip()), index_text(ch.headings), index_text(ch.body)),
+        )
+        for ch in chunks
+    ]
+
+
+def doc_row(doc: SourceDoc) -> tuple:
+    """The ``docs`` row of a layer-1 document."""
+    from ...core.facts import aliases  # here: a search on a settled index indexes nothing
+    from .chunks import lead_ref
+
+    return (
+        doc.path,
+        doc.source,
+        doc.id,
+        doc.key,
+        doc.title,
+        json.dumps(aliases(doc.meta), ensure_ascii=False),
+        json.dumps(doc.meta, ensure_ascii=False, default=str),
+        doc.body,
+        doc.sha256,
+        lead_ref(doc),
+    )
 
 
 _DOC = "path, source, id, key, title, meta, body, sha256"  # the columns a SourceDoc is made of
