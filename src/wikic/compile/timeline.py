@@ -300,7 +300,57 @@ def _outdate(
     common: set[str],
 ) -> None:
     """The older statements each change outdates: every dated sentence is read once for the old
-    values the changes name, and each change then looks only at the sentences stating its own."""
+    values the changes name. Changes that say the same (unit, values, context and scope, as a
+    boilerplate line repeated by many documents does) are weighed against each such sentence
+    once, so the cost grows with the sentences and not with their product with the changes; a
+    sentence goes to the first change (in ``out.changes``'s order) that outdates it."""
+    stating = _stating(out, current, said)
+    alike: dict[tuple, list[tuple[int, Change]]] = defaultdict(list)
+    for i, c in enumerate(out.changes):
+        alike[(c.unit, c.old, c.new, c.context, c.scope)].append((i, c))
+    whole: dict[tuple[str, str], dict[str, frozenset[str]]] = {}  # a section's own quantities
+    heard: dict[tuple[str, str, str], tuple[frozenset[str], set[str]]] = {}  # a sentence's context, words
+    found: list[tuple[int, int, Change, Statement]] = []
+    for (unit, old, new, context, scope), members in alike.items():
+        for pos, (doc, anchor, sentence) in enumerate(stating.get((unit, old), ())):
+            when = date_of(doc)
+            first = next(
+                (
+                    ic
+                    for ic in members
+                    if when < ic[1].statement.date and doc.path != ic[1].statement.doc.path
+                ),
+                None,
+            )
+            if first is None:
+                continue
+            section = sections[(doc.path, anchor)]
+            key = (doc.path, anchor, sentence)
+            if key not in heard:
+                heading_and_sentence = f"{section.heading} {sentence}"
+                heard[key] = (
+                    _context(section.heading, sentence, common),
+                    {stem(w) for w in tokens(heading_and_sentence)},
+                )
+            own_context, words_said = heard[key]
+            if not _related(own_context, context):
+                continue
+            if scope and not scope & words_said:
+                continue  # the change holds only 'while you are away'; this is about the rest
+            if (doc.path, anchor) not in whole:
+                whole[(doc.path, anchor)] = quantities(section.heading + " " + plain_inline(section.text))
+            if new in whole[(doc.path, anchor)].get(unit, ()):
+                continue  # its own section states the new value too: it tells the history
+            found.append((first[0], pos, first[1], Statement(doc, section.anchor, sentence, when)))
+    for _, _, c, st in sorted(found, key=lambda f: f[:2]):
+        out.outdated.setdefault(st.doc.path, {}).setdefault(st.text, (c, st))
+
+
+def _stating(
+    out: Timeline, current: list[SourceDoc], said: dict[str, list[tuple[str, str]]]
+) -> dict[tuple[str, str], list[tuple[SourceDoc, str, str]]]:
+    """The dated sentences stating an old value some change names: {(unit, value): [(document,
+    anchor, sentence)]}, in document order."""
     wanted = {(c.unit, c.old) for c in out.changes}
     stating: dict[tuple[str, str], list[tuple[SourceDoc, str, str]]] = defaultdict(list)
     for doc in current:
@@ -311,24 +361,7 @@ def _outdate(
                 for value in values:
                     if (unit, value) in wanted:
                         stating[(unit, value)].append((doc, anchor, sentence))
-    whole: dict[tuple[str, str], dict[str, frozenset[str]]] = {}  # a section's own quantities
-    for c in out.changes:
-        for doc, anchor, sentence in stating.get((c.unit, c.old), ()):
-            when = date_of(doc)
-            if when >= c.statement.date or doc.path == c.statement.doc.path:
-                continue
-            section = sections[(doc.path, anchor)]
-            if not _related(_context(section.heading, sentence, common), c.context):
-                continue
-            words_said = {stem(w) for w in tokens(f"{section.heading} {sentence}")}
-            if c.scope and not c.scope & words_said:
-                continue  # the change holds only 'while you are away'; this is about the rest
-            if (doc.path, anchor) not in whole:
-                whole[(doc.path, anchor)] = quantities(section.heading + " " + plain_inline(section.text))
-            if c.new in whole[(doc.path, anchor)].get(c.unit, ()):
-                continue  # its own section states the new value too: it tells the history
-            st = Statement(doc, section.anchor, sentence, when)
-            out.outdated.setdefault(doc.path, {}).setdefault(sentence, (c, st))
+    return stating
 
 
 def _change(doc, section, sentence: str, m: re.Match, when: str, common: set[str]) -> Change | None:
