@@ -14,6 +14,7 @@ from conftest import REPO, changed_files, copy_example, snapshot_tree
 from wikic.compile.disagreements import disagreements
 from wikic.compile.run import compile_wiki
 from wikic.compile.timeline import document_frequencies, sentences_of
+from wikic.core.errors import KBError
 from wikic.core.markdown import split_sections
 from wikic.core.models import SourceDoc
 
@@ -417,3 +418,25 @@ def test_streamed_work_comes_back_whole_and_in_order() -> None:
     items = list(range(1003))
     assert list(streamed(lambda x: x * x, items, 2, per_slice=7)) == [x * x for x in items]
     assert list(streamed(lambda x: -x, items[:3], 2)) == [0, -1, -2]  # too few to fork
+
+
+def test_layer1_parsed_in_processes_is_layer1_parsed_in_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``PARSED_IN_PROCESSES`` files, layer 1 is parsed in forked processes: the same
+    documents in the same order, and a file that cannot be parsed is reported, not lost."""
+    from wikic.core import pool
+    from wikic.transform import layer1
+
+    root = copy_example(tmp_path)
+    (root / "layer1_sources" / "faq" / "zz-broken.md").write_text("---\ntitle: [unclosed\n---\n\nBody.\n")
+    alone: dict[str, str] = {}
+    docs = layer1.load_layer1(root, None, alone, jobs=1)
+    forks, real = [], pool.forked
+    monkeypatch.setattr(pool, "forked", lambda jobs: forks.append(jobs) or real(jobs))
+    monkeypatch.setattr(layer1, "PARSED_IN_PROCESSES", 0)
+    pooled: dict[str, str] = {}
+    assert layer1.load_layer1(root, None, pooled, jobs=2) == docs and len(docs) > 20
+    assert forks == [2] and pooled == alone and list(alone) == ["layer1_sources/faq/zz-broken.md"]
+    with pytest.raises(KBError, match="zz-broken.md"):
+        layer1.load_layer1(root, jobs=2)

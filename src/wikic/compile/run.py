@@ -337,7 +337,7 @@ def plan_work(
     since the last compile wrote it). ``indexed``: the search index is brought up to date first
     and lends the planner its vectors (not on a dry run)."""
     skipped: dict[str, str] = {}
-    docs_list = load_layer1(root, inputs.files, skipped)
+    docs_list = load_layer1(root, inputs.files, skipped, jobs)
     inputs.files = {}  # parsed: the bytes are not needed again
     report.unreadable = list(skipped.values())
     docs = {d.path: d for d in docs_list}

@@ -46,6 +46,7 @@ from ..core.facts import UNITS as FIELD_UNITS
 from ..core.fsutil import atomic_write
 from ..core.markdown import STOPWORDS, plain_inline, word_matches, words
 from ..core.models import SourceDoc
+from ..core.pool import default_jobs
 from ..transform.layer1 import load_layer1
 from ..transform.run import label
 from .scaffold import replace_block, template_text
@@ -994,11 +995,11 @@ def render_kind(kind: str, items: list[Item]) -> str:
 PAGE_TYPE = {"devices": "device", "guides": "guide", "comparisons": "comparison"}
 
 
-def drop_unplanned(proposal: Proposal, docs: list[SourceDoc], schema: Any) -> list[str]:
+def drop_unplanned(proposal: Proposal, docs: list[SourceDoc], schema: Any, jobs: int = 1) -> list[str]:
     """Take out of ``proposal`` the devices, guides and comparisons the compile planner would
     leave out with ``schema`` (a comparison none of whose rows has a value, a guide no section
-    answers); returns them as 'kind id'."""
-    planned = {(s.type, s.slug) for s in plan(docs, schema).pages}
+    answers), planning in ``jobs`` processes; returns them as 'kind id'."""
+    planned = {(s.type, s.slug) for s in plan(docs, schema, jobs).pages}
     dropped = []
     for kind, page_type in PAGE_TYPE.items():
         items = proposal.items.get(kind, [])
@@ -1037,7 +1038,8 @@ def plan_schema(
     if unknown:
         raise ConfigError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
     kinds = tuple(k for k in KINDS if k in kinds) or KINDS
-    docs = load_layer1(root)
+    jobs = default_jobs()
+    docs = load_layer1(root, jobs=jobs)
     if not docs:
         raise ConfigError(
             f"{root / 'layer1_sources'} has no documents; run 'wikic fetch' and 'wikic transform' first"
@@ -1052,7 +1054,9 @@ def plan_schema(
     current = path.read_text("utf-8") if path.exists() else ""
     _keep_fact_settings(proposal, current)
     text = proposed_text(current, proposal, kinds)
-    left_out = drop_unplanned(proposal, docs, load_wiki_schema(root, text))  # what would be written must load
+    left_out = drop_unplanned(
+        proposal, docs, load_wiki_schema(root, text), jobs
+    )  # what would be written must load
     if left_out:
         text = proposed_text(current, proposal, kinds)
         notes.append(f"not proposed, as compile would write no page for it: {', '.join(left_out)}")

@@ -159,22 +159,45 @@ def read_layer1(root: Path) -> dict[str, bytes]:
     return out
 
 
+PARSED_IN_PROCESSES = 2000  # from this many files, ``load_layer1`` with processes parses them there
+
+
 def load_layer1(
-    root: Path, files: dict[str, bytes] | None = None, unreadable: dict[str, str] | None = None
+    root: Path,
+    files: dict[str, bytes] | None = None,
+    unreadable: dict[str, str] | None = None,
+    jobs: int = 1,
 ) -> list[SourceDoc]:
-    """Every layer-1 document, in path order (from ``files`` when already read).
+    """Every layer-1 document, in path order (from ``files`` when already read); ``jobs``
+    processes parse them when there are many.
 
     With ``unreadable``, a file that cannot be parsed (broken frontmatter, not UTF-8) is skipped
     and its problem recorded there by path, so one bad hand-maintained file blocks nothing;
     without it, the first such file is an error."""
     if files is None:
         files = read_layer1(root)
+    items = list(files.items())
+    if jobs > 1 and len(items) >= PARSED_IN_PROCESSES:
+        from ..core.pool import each  # here: a search parses no document
+
+        parsed = each(lambda item: _parsed_or_why(root, item), items, jobs)
+    else:
+        parsed = [_parsed_or_why(root, item) for item in items]
     docs = []
-    for rel, data in files.items():
-        try:
-            docs.append(parse_doc(root, root / rel, data))
-        except KBError as exc:
-            if unreadable is None:
-                raise
-            unreadable[rel] = str(exc)
+    for (rel, _), (doc, why) in zip(items, parsed):
+        if doc is not None:
+            docs.append(doc)
+        elif unreadable is None:
+            raise KBError(why)
+        else:
+            unreadable[rel] = why
     return docs
+
+
+def _parsed_or_why(root: Path, item: tuple[str, bytes]) -> tuple[SourceDoc | None, str]:
+    """(the document, '') or (None, why it cannot be parsed)."""
+    rel, data = item
+    try:
+        return parse_doc(root, root / rel, data), ""
+    except KBError as exc:
+        return None, str(exc)
