@@ -355,6 +355,11 @@ def test_a_sub_index_line_names_the_series_it_lists() -> None:
     entries = [Entry(f"wiki/topics/{i}.md", "topic", t, "", ()) for i, t in enumerate(titles)]
     assert series_list(entries) == "App (2), BOM, Full-sun crops"
     assert series_list(entries, limit=10) == "App (2), BOM, …"
+    # the numbered parts of a subject's page are that subject's series, not their topic's
+    titles = ["Account: commands 1: Advanced (01) to Advanced (09)", "Account: commands 2: Basic to Move"]
+    titles += ["Account: sign-in", "Account: wifi 1: A to B"]
+    entries = [Entry(f"wiki/topics/{i}.md", "topic", t, "", ()) for i, t in enumerate(titles)]
+    assert series_list(entries) == "Account: commands (2), Account, Account: wifi"
 
 
 def test_a_line_a_source_repeats_under_each_of_its_headings_stays_under_each() -> None:

@@ -234,14 +234,18 @@ def _sub_index_lines(t: str, parts: list[list[Entry]], linked: bool = False) -> 
 
 
 SERIES_CHARS = 600  # of a sub-index's line on index.md
+_NUMBERED_PART = re.compile(r"(.+?)\s+\d+(?::\s|$)")  # 'Herbs 2: Basil to Mint', 'Account: commands 3'
 
 
 def series_list(entries: list[Entry], limit: int = SERIES_CHARS) -> str:
-    """What a sub-index lists, by series: 'App (2), Assembly, Full-sun crops (8), …' (a series is
-    a title's part before ':' without its number), cut at about ``limit`` characters."""
+    """What a sub-index lists, by series: 'App (2), Assembly, Full-sun crops (8), Account:
+    commands (29), …' (a series is a numbered part's title before its number, 'Account: commands'
+    of 'Account: commands 3: Advanced … to …', else a title's part before ':'), cut at about
+    ``limit`` characters."""
     counts: dict[str, int] = {}
     for e in entries:
-        name = re.sub(r"\s+\d+$", "", e.title.split(":", 1)[0]).strip() or e.title
+        numbered = _NUMBERED_PART.match(e.title)
+        name = (numbered.group(1) if numbered else e.title.split(":", 1)[0]).strip() or e.title
         counts[name] = counts.get(name, 0) + 1
     out = ""
     for name, n in counts.items():
