@@ -46,6 +46,10 @@ def test_a_large_group_split_by_subject_then_in_parts_gives_every_part_its_own_p
         object.__setattr__(d, "title", f"M{n} Screws")
     for d, n in zip(nuts, range(5)):
         object.__setattr__(d, "title", f"M{n} Nuts")
+    care = [doc(200 + i, category="getting-started") for i in range(4)]
+    for d, part in zip(care, ["Bed", "Gantry", "Track", "Belt"]):
+        object.__setattr__(d, "title", f"{part} Maintenance")
+    screws += care
     pages = topic_groups(TopicRule("s", group_by="category", max_sources=12), screws + nuts, by_meaning=False)
     slugs = [slug for _, _, _, slug in pages]
     assert len(slugs) == len(set(slugs)), slugs
@@ -54,3 +58,4 @@ def test_a_large_group_split_by_subject_then_in_parts_gives_every_part_its_own_p
         d.path for d in screws + nuts
     )
     assert "getting-started-screws-2" in slugs and "getting-started-nuts" in slugs, slugs
+    assert "Getting started: maintenance" in [title for title, _, _, _ in pages]  # no 'maintenances'

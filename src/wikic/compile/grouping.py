@@ -182,6 +182,9 @@ def _head(title: str) -> str:
     return found[-1].lower().removesuffix("s") if found else ""
 
 
+_UNCOUNTED = ("ance", "ence", "ing", "ware")  # endings of words with no plural: maintenance, wiring, software
+
+
 def _common_tail(titles: list[str]) -> str:
     """The words every title ends with, as the first writes them ('Nut Bar' of '10mm Nut Bar' and
     '20mm Nut Bar')."""
@@ -211,7 +214,7 @@ def split_by_subject(title: str, members: list[SourceDoc], limit: int) -> list[t
             continue
         tail = _common_tail([d.title for d in docs]) or head
         name = tail if tail.isupper() else tail.lower()
-        out.append((f"{title}: {name}{'' if name.endswith('s') else 's'}", docs))
+        out.append((f"{title}: {name}{'' if name.endswith(('s', *_UNCOUNTED)) else 's'}", docs))
     if rest:
         out.insert(0, (title, sorted(rest, key=lambda d: (d.title.lower(), d.path))))
     return out
