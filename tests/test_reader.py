@@ -26,7 +26,7 @@ from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.guides import Candidate, order, without_pointers
 from wikic.compile.librarian.extract import section_content
-from wikic.compile.librarian.offline import stands_alone
+from wikic.compile.librarian.extract import stands_alone
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
 from wikic.core.markdown import plain_inline, split_sections, split_sentences, words
@@ -1235,6 +1235,27 @@ def test_a_sentence_said_in_passing_joins_a_device_page_only_when_it_reads_alone
     assert not stands_alone("For Sprout 3 kits, this means the wick must be changed.", "Sprout 3")
     assert not stands_alone("(Only available for Sprout 3 and Grove 6 gardens).", "Sprout 3")
     assert stands_alone("For the Sprout 3, the tank holds 1.2 litres.", "Sprout 3")
+    # what a sentence refers to may be in the ones around it: 'these sequences', '… for it.', 'the
+    # example below', or it is a fragment; 'above the plant' and 'those of lettuce' are no reference
+    assert not stands_alone("You decide to grow 10 basil plants with these sequences on March 1st.", "basil")
+    assert not stands_alone("Taller plants such as Genovese basil are not offered for it.", "Genovese basil")
+    assert not stands_alone("In the example below we've selected Basil and Spinach as the Types.", "Basil")
+    assert not stands_alone("you may want to wash the basil first.", "basil")
+    assert not stands_alone("In this example we filter by Type so that only basil is selected.", "basil")
+    assert stands_alone("Move above the basil plant by using a Z-offset.", "basil")
+    assert stands_alone("Small seeds such as those of basil need a small needle.", "basil")
+
+
+def test_an_entry_quotes_only_mentions_that_read_on_their_own(wiki: Path) -> None:
+    """'Elsewhere in the knowledge base' is sentences of other sources that name the entry: a
+    reader reads them apart from their sections, so each reads on its own."""
+    quoted = []
+    for text in pages(wiki).values():
+        if "\n## Elsewhere in the knowledge base\n" in text:
+            part = text.split("\n## Elsewhere in the knowledge base\n", 1)[1].split("\n## ", 1)[0]
+            quoted += [strip_citations(line[2:]) for line in part.splitlines() if line.startswith("- ")]
+    assert len(quoted) >= 10
+    assert all(stands_alone(q, "") for q in quoted), [q for q in quoted if not stands_alone(q, "")]
 
 
 def test_a_procedure_on_a_guide_keeps_its_prerequisites_and_the_heading_over_its_parts(

@@ -40,6 +40,7 @@ from ...core.markdown import (
     words,
 )
 from ...core.models import SourceDoc
+from ...core.words import FIRST_PERSON
 from ..citations import stem
 from ..draft import Block, Cell, Citation, Sentence
 from ..links import Names, Target, key_of
@@ -812,8 +813,9 @@ class MentionIndex:
                         self.postings.setdefault(t, []).append(n)
 
     def find(self, names: list[str], exclude: str, limit: int) -> list[tuple[SourceDoc, Section, str]]:
-        """Up to ``limit`` sentences naming any of ``names`` (as whole words), outside ``exclude``;
-        sentences whose section heading names it come first."""
+        """Up to ``limit`` sentences naming any of ``names`` (as whole words) that read on their
+        own (``stands_alone``), outside ``exclude``; sentences whose section heading names it
+        come first."""
         hits: dict[int, bool] = {}
         as_names = Names({k: Target("") for n in names if (k := key_of(n))})  # 'Raspberry Pi' is no raspberry
         for name in names:
@@ -828,7 +830,7 @@ class MentionIndex:
                 if doc.path == exclude:
                     continue
                 said = any(unit[i : i + len(toks)] == toks for i in range(len(unit) - len(toks) + 1))
-                if said and as_names.keys_in(self.units[n][2]):
+                if said and as_names.keys_in(self.units[n][2]) and stands_alone(self.units[n][2], name):
                     heading = tuple(plural_stem(w) for w in words(section.heading))
                     named = any(heading[i : i + len(toks)] == toks for i in range(len(heading)))
                     hits[n] = hits.get(n, False) or named
@@ -876,6 +878,31 @@ def without_opening(text: str) -> str:
     """A sentence without the short phrase it opens with ('For Genesis kits, this means …' →
     'this means …', 'At the same time, FarmBot is …' → 'FarmBot is …')."""
     return _OPENING.sub("", text, count=1)
+
+
+def stands_alone(text: str, subject: str) -> bool:
+    """Whether a sentence quoted apart from its section reads on its own and states something:
+    it leans on no sentence before it ('It …', 'with these sequences', '… offered for it.'), it
+    is no fragment ('you may want to …'), and it does not open on the writer ('I cook a lot …')."""
+    plain = plain_inline(text).lstrip()
+    after_opening = without_opening(plain)  # 'For Genesis kits, this means …'
+    return (
+        not leans_back(plain, subject)
+        and not plain[:1].islower()
+        and not FIRST_PERSON.match(plain)
+        and not plain.startswith("(")  # '(Only available for Genesis v1.5+ …)': an aside to what came before
+        and not (after_opening != plain and _POINTS_BACK.match(after_opening))
+        and not _REFERS_BACK.search(plain)
+    )
+
+
+_POINTS_BACK = re.compile(r"(?:this|that|these|those|it|they)\b", re.IGNORECASE)
+# 'with these sequences', '… are not offered for it.', 'the example below', 'Plus, …': what they
+# refer to is in the sentences (or the picture) around them
+_REFERS_BACK = re.compile(
+    r"\b(?:these|those)\s+(?!of\b|who\b|which\b|with\b)[a-z]|\b(?:it|them)[.!]?$|^Plus\b|\bthis example\b"
+    r"|\b(?:below|above)(?=\s*[,.:;)]|\s+(?:we|you|is|are|shows?)\b)|\b(?:shown|see|as|listed)\s+(?:below|above)\b"
+)
 
 
 def self_contained(text: str, subject: str = "") -> bool:

@@ -14,7 +14,6 @@ from ...core.bm25 import tokens
 from ...core.facts import facts as field_facts
 from ...core.markdown import plain_inline, unnumbered
 from ...core.models import SourceDoc
-from ...core.words import FIRST_PERSON
 from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, WHOLE_FACETS, about_units
 from ..guides import PHASE_TITLES
@@ -35,21 +34,20 @@ from .extract import (
     home_blocks,
     in_context,
     keywords,
-    leans_back,
     naming_sentences,
     pick_lead,
     section_content,
     self_contained,
+    stands_alone,
     summary_of,
     superseded_notes,
     taxonomy_fields,
-    without_opening,
 )
 
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-62"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-63"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -418,22 +416,6 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
 
 
 IN_PASSING = "Other mentions"
-
-
-def stands_alone(text: str, subject: str) -> bool:
-    """Whether a sentence quoted apart from its section reads on its own and states something:
-    it leans on no sentence before it, and it does not open on the writer ('I cook a lot …')."""
-    plain = plain_inline(text).lstrip()
-    after_opening = without_opening(plain)  # 'For Genesis kits, this means …'
-    return (
-        not leans_back(plain, subject)
-        and not FIRST_PERSON.match(plain)
-        and not plain.startswith("(")  # '(Only available for Genesis v1.5+ …)': an aside to what came before
-        and not (after_opening != plain and _POINTS_BACK.match(after_opening))
-    )
-
-
-_POINTS_BACK = re.compile(r"(?:this|that|these|those|it|they)\b", re.IGNORECASE)
 
 
 def _headed(
