@@ -272,7 +272,9 @@ def compile_wiki(
                 drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
                 publish(root, inputs, work, drafted, schema, report, jobs)
                 outdated = {path: list(found) for path, found in work.plan.timeline.outdated.items()}
-                update_index(root, schema.semantic, work.docs, report, jobs, outdated)
+                docs = work.docs
+                del drafted, work  # the plan and the pages' statements: the index needs neither
+                update_index(root, schema.semantic, docs, report, jobs, outdated)
     report.seconds = time.perf_counter() - started
     return report
 
