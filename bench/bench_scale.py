@@ -58,7 +58,7 @@ STAGES = (
     ("search (first after compile)", ["search", QUERY]),
     ("search (second)", ["search", QUERY]),
 )
-NEWER_KEYS = ("search", "versions")
+NEWER_KEYS = ("search", "versions", "facts")
 PREVIOUS_STAGES = ("fetch", "transform", "compile (cold)", "check", "search (first after compile)")
 
 

@@ -41,9 +41,15 @@ REPO = Path(__file__).resolve().parents[1]
 # often, for the test processes only (the commands the tests start keep the defaults).
 gc.set_threshold(10_000, 20, 100)
 
-# The suite's workers already fill the cores: a compile runs in its worker (and in the commands a
-# test starts) unless the test asks for processes (``jobs=``), which test_scale compares.
-os.environ.setdefault("WIKIC_JOBS", "1")
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's workers already fill the cores: a compile runs in its worker (and in the
+    commands a test starts) unless the test asks for processes (``jobs=``), which test_scale
+    compares. (Set here, not on import: the benchmarks import this module and compile as a user
+    would, one process per core.)"""
+    os.environ.setdefault("WIKIC_JOBS", "1")
+
+
 EXAMPLE_PARTS = ("schema", "layer0_raw", "layer1_sources", "wiki", "examples")
 
 

@@ -25,8 +25,7 @@ from wikiasserts import body_lines, front_matter
 from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.guides import Candidate, order, without_pointers
-from wikic.compile.librarian.extract import section_content
-from wikic.compile.librarian.extract import stands_alone
+from wikic.compile.librarian.extract import section_content, stands_alone
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
 from wikic.core.markdown import plain_inline, split_sections, split_sentences, words
