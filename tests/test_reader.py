@@ -1077,6 +1077,16 @@ def test_a_change_is_quoted_with_the_sentence_it_leans_on() -> None:
     assert said.startswith("From today") and "60 days" in said and "That replaces the 45-day window" in said
 
 
+def test_the_change_list_opens_with_every_fact_that_changed() -> None:
+    """Its first lines named only the newest change (the low-water alert); a reader scanning the
+    top of the page now finds each fact, its values and when it last changed."""
+    text = _page(REPO, "wiki/changes.md").split("---\n", 2)[2]
+    opening = strip_citations(text.split("\n## ", 1)[0])
+    headings = re.findall(r"^## (.+?): ", text, re.M)  # '## 30 days → 45 days → 60 days: Our 2026 …'
+    values = [h for h in headings if "→" in h]
+    assert len(values) >= 3 and all(v in opening for v in values), (values, opening)
+
+
 def test_a_guide_quotes_no_entry_it_does_not_name() -> None:
     """'Fixing common problems' took the 'Common problems' of a viola and a kale (reference
     entries, about themselves) and left out the FAQ on tall, thin seedlings; an entry's section

@@ -62,7 +62,7 @@ from .links import (
     unique_titles,
 )
 from .schema import SINGLE_PAGE_TYPES, Comparison, Device, Guide, TopicRule, WikiSchema
-from .timeline import Timeline, sentences_of, timeline
+from .timeline import Timeline, quantity, sentences_of, timeline
 from .versions import current_of
 
 
@@ -873,7 +873,8 @@ def plan_kb_wide(the_plan: Plan, pages: _Pages, corpus: Corpus) -> None:
     chains = change_entries(the_plan.timeline)
     if chains:
         sources = sorted({s[0] for c in chains for s in c["statements"]})
-        pages.add("changes", "changes", "What changed", sources, {"chains": chains})
+        about = changes_about(chains, {d.path: d for d in docs})
+        pages.add("changes", "changes", "What changed", sources, {"chains": chains, "about": about})
     terms = definitions(current, said)
     subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms], corpus.jobs)
     entries = glossary(terms, subjects)
@@ -1022,6 +1023,18 @@ def with_antecedent(doc: SourceDoc, anchor: str, text: str) -> str:
     said = [t for a, t in sentences_of(doc) if a == anchor]
     at = said.index(text) if text in said else 0
     return f"{said[at - 1]} {text}" if at > 0 else text
+
+
+def changes_about(chains: list[dict], by_path: dict[str, SourceDoc]) -> str:
+    """The change list's opening line: every fact that changed, newest first, by its values and
+    the title of the source that changed it last ('20% → 15%: When does the low-water alert
+    trigger …? · 30 days → 45 days → 60 days: Our 2026 return policy …')."""
+    heads = []
+    for chain in chains:
+        values = " → ".join(quantity(v, chain["unit"]) for v in chain["values"])
+        newest = by_path.get(chain["statements"][0][0])
+        heads.append(f"{values}: {newest.title}" if newest else values)
+    return contents_line(heads)
 
 
 def change_entries(tl: Timeline) -> list[dict]:

@@ -40,7 +40,7 @@ from .index import (
     write_index,
 )
 from .librarian.base import Librarian, PageJob
-from .librarian.offline import DERIVED_TYPES, OfflineLibrarian, quantity
+from .librarian.offline import DERIVED_TYPES, OfflineLibrarian
 from .links import Target
 from .pageplan import PageSpec, Plan, section_keys
 from .pageplan import plan as make_plan
@@ -65,6 +65,7 @@ from .state import (
     save_state,
     wiki_hashes,
 )
+from .timeline import quantity
 from .workers import PageOut, Shared, Task, merge_counts
 
 WIKI = "wiki"

@@ -25,9 +25,9 @@ from ..core.models import SourceDoc
 from ..transform.layer1 import frontmatter_handler
 from .index import log_entry
 from .librarian.base import Librarian
-from .librarian.offline import quantity
 from .pageplan import Plan
 from .report import CompileReport
+from .timeline import quantity
 
 WIKI = "wiki"
 

@@ -394,3 +394,15 @@ def _change(doc, section, sentence: str, m: re.Match, when: str, common: set[str
 _NOW = re.compile(r"\b(?:now|no longer|from today|starting|this release|changed|new)\b", re.IGNORECASE)
 # A condition that limits a change: 'while you are away', 'during vacation mode'.
 _SCOPE = re.compile(r"\b(?:during|while(?:\s+you\s+are)?|whenever)\s+(\w+)", re.IGNORECASE)
+
+
+def quantity(value: str, unit: str) -> str:
+    """'15', '%' → '15%'; '45', 'day' → '45 days'; '12', 'usd' → '$12'."""
+    if unit == "%":
+        return f"{value}%"
+    if unit == "usd":
+        return f"${value}"
+    plural = unit + (
+        "s" if value != "1" and unit in ("day", "week", "month", "year", "hour", "minute", "second") else ""
+    )
+    return f"{value} {plural}"

@@ -19,6 +19,7 @@ from ..gather import FACET_HEADINGS, FACETS, WHOLE_FACETS, about_units
 from ..guides import PHASE_TITLES
 from ..pageplan import CONTENTS_PREFIX
 from ..safety import suspicious
+from ..timeline import quantity
 from ..versions import current_view
 from .base import Failure, PageJob, Usage
 from .extract import (
@@ -47,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-63"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-64"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -658,16 +659,13 @@ def _term(item: Sentence) -> str:
 
 def _changes(job: PageJob) -> Draft:
     """What changed, fact by fact, newest first: the values in order, then every statement of
-    them with its date, each cited. The newest change statement opens the page."""
+    them with its date, each cited. The plan's opening line names every change (the page has no
+    lead: one change's line would repeat the first of them)."""
     blocks: list[Block] = []
-    lead: list[Sentence] = []
     for chain in job.spec.config["chains"]:
         values = " → ".join(quantity(v, chain["unit"]) for v in chain["values"])
         newest = job.docs.get(chain["statements"][0][0])
         statements = chain["statements"]
-        if not lead and newest is not None:  # 'What is the return policy?: 30 days → 45 days (2026-01-15).'
-            path, anchor, _, date = statements[0]
-            lead = [Sentence(f"{newest.title.rstrip('?.!')}: {values} ({date}).", (Citation(path, anchor),))]
         sentences = tuple(
             Sentence(f"**{date or 'undated'}**: {text}", (Citation(path, anchor),))
             for path, anchor, text, date in statements
@@ -677,20 +675,8 @@ def _changes(job: PageJob) -> Draft:
         )
         if sentences:
             blocks.append(Block("bullets", sentences=sentences))
-    draft = _finish(job, blocks, lead)
+    draft = _finish(job, blocks)
     n = len(job.spec.config["chains"])
     return replace(
         draft, summary=f"{n} fact{'s' if n != 1 else ''} the sources changed, newest first, each side cited."
     )
-
-
-def quantity(value: str, unit: str) -> str:
-    """'15', '%' → '15%'; '45', 'day' → '45 days'; '12', 'usd' → '$12'."""
-    if unit == "%":
-        return f"{value}%"
-    if unit == "usd":
-        return f"${value}"
-    plural = unit + (
-        "s" if value != "1" and unit in ("day", "week", "month", "year", "hour", "minute", "second") else ""
-    )
-    return f"{value} {plural}"
