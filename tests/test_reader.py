@@ -860,7 +860,8 @@ def test_a_procedure_or_answer_about_the_device_is_quoted_whole_and_a_story_only
     story = doc(
         "A classroom garden",
         {"products": ["canopy-12"]},
-        "# A classroom garden\n\nI teach science. We bought a Canopy 12 for the room.\n",
+        "# A classroom garden\n\nI teach science. We bought a Canopy 12 for the room.\n\n"
+        "Six months later I added a Canopy 12 to my shelf. I set my Canopy 12 to 14 hours of light.\n",
     )
     other = doc("Meet the Grove 6", {}, "# Meet the Grove 6\n\nThe Grove 6 and Canopy 12 share a pump.\n")
     assert about_device(faq, device) and about_device(story, device) and not about_device(other, device)
@@ -873,7 +874,8 @@ def test_a_procedure_or_answer_about_the_device_is_quoted_whole_and_a_story_only
     ]
     for facet in ("Use", "Set-up"):  # a writer's own set-up is a story, not a procedure
         told = [s.text for b in about_units(story, story.sections[0], device, facet) for s in b.sentences]
-        assert told == ["We bought a Canopy 12 for the room."]
+        # an episode of the writer's ('I added a Canopy 12 …') is left out, a setting they give is not
+        assert told == ["We bought a Canopy 12 for the room.", "I set my Canopy 12 to 14 hours of light."]
     # on the example wiki: the pump-cleaning answer and the algae procedure, whole
     canopy = (REPO / "wiki/devices/canopy-12.md").read_text()
     for sentence in ("Push the screen back until it clicks.", "Unplug the garden and empty the tank."):
@@ -1463,10 +1465,16 @@ def test_a_name_links_once_under_each_top_heading() -> None:
 def test_a_writers_story_gives_a_device_page_only_what_names_the_device() -> None:
     """The Grove 6's 'Setting up' quoted a renter's blog section whole because its heading names the
     model ('Adding a Grove 6'): '… I hand-pollinate the tomato by tapping the flowers every other
-    morning.' A section in the first person gives a device page only its sentences about the device."""
+    morning.' A section in the first person gives a device page only its sentences about the device,
+    and of those not the writer's episodes: 'Six months later I added a Grove 6 on top of my kitchen
+    shelving.' was all a reader found under 'Setting up the Grove 6'."""
     grove = _current_lines(_page(REPO, "wiki/devices/grove-6.md"))
     assert not any("I hand-pollinate the tomato" in x for x in grove)
-    assert any(x.startswith("Six months later I added a Grove 6") for x in grove)
+    assert not any(x.startswith("Six months later I added a Grove 6") for x in grove)
+    assert any(
+        x.startswith("Six months later I added a Grove 6")
+        for x in _current_lines(_page(REPO, "wiki/topics/user-story.md"))
+    )
 
 
 def test_a_guide_quotes_no_whats_next_section(wiki: Path) -> None:

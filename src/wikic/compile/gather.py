@@ -229,6 +229,8 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
                     continue
                 if _FIGURE.search(s.text):
                     continue  # quoted apart from its section, it points at nothing
+                if story and FIRST_PERSON.search(s.text) and not _DIGIT.search(named.sub(" ", s.text)):
+                    continue  # 'Six months later I added a Grove 6 …': an episode; 'I set it to 12 hours' tells
                 goes_on = kept and kept[-1] is b.sentences[i - 1]
                 lead_in = i == len(b.sentences) - 1 and s.text.rstrip().endswith(":")  # 'From left to right:'
                 if (
@@ -254,6 +256,7 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
     return _with_opening(out, blocks)
 
 
+_DIGIT = re.compile(r"\d")
 LEAD_IN = 3  # sentences, at most, of a paragraph quoted whole as the lead-in of a list it introduces
 OPENING_CHARS = 400  # a section's opening code block, at most, quoted above a list of it
 
