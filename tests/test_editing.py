@@ -362,6 +362,16 @@ def test_a_sub_index_line_names_the_series_it_lists() -> None:
     assert series_list(entries) == "Account: commands (2), Account, Account: wifi"
 
 
+def test_an_index_line_does_not_repeat_the_title_it_follows() -> None:
+    """'[Algae](topics/algae.md) — Algae: Green water? …' read the title twice on every topic line."""
+    from wikic.compile.index import clean_entry
+
+    line = clean_entry(Entry("wiki/topics/algae.md", "topic", "Algae", "Algae: Green water? A guide", ()))
+    assert line.summary == "Green water? A guide"
+    kept = clean_entry(Entry("wiki/topics/algae.md", "topic", "Algae", "Algae in tanks: a guide", ()))
+    assert kept.summary == "Algae in tanks: a guide"  # a summary that only begins with the word
+
+
 def test_a_line_a_source_repeats_under_each_of_its_headings_stays_under_each() -> None:
     """'Corrective Action: See Code 1' under Codes 2, 3 and 4 of one article: without it a code
     shows its symptom and no fix. The same words from another source are still merged."""

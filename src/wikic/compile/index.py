@@ -111,9 +111,12 @@ _CLEAN_KEYWORD = re.compile(r"^[a-z][a-z0-9.+-]*(?: [a-z0-9][a-z0-9.+-]*){0,3}$"
 
 def clean_entry(e: Entry) -> Entry:
     """An index line within its limits whatever wrote it: a one-sentence summary of at most 160
-    characters, and at most 8 keywords of letters and digits (no punctuation fragments, nothing
-    on the deny list)."""
+    characters that does not repeat the title it follows ('Algae — Algae: Green water? …' reads
+    'Algae — Green water? …'), and at most 8 keywords of letters and digits (no punctuation
+    fragments, nothing on the deny list)."""
     summary = " ".join(e.summary.split())
+    if summary.casefold().startswith(e.title.casefold() + ": ") and len(summary) > len(e.title) + 2:
+        summary = summary[len(e.title) + 2 :]
     if len(summary) > SUMMARY_CHARS:
         cut = summary[: SUMMARY_CHARS - 1]
         summary = cut[: cut.rfind(" ")].rstrip(" ,;:") + "…" if " " in cut else cut + "…"
