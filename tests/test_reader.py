@@ -1253,6 +1253,10 @@ def test_a_sentence_said_in_passing_joins_a_device_page_only_when_it_reads_alone
     assert not stands_alone("In the example below we've selected Basil and Spinach as the Types.", "Basil")
     assert not stands_alone("you may want to wash the basil first.", "basil")
     assert not stands_alone("In this example we filter by Type so that only basil is selected.", "basil")
+    assert not stands_alone(
+        "Plants taller than 30 cm, such as basil, are not offered for this model.", "basil"
+    )
+    assert not stands_alone("Now imagine you want to grow 10 more basil plants.", "basil")
     assert stands_alone("Move above the basil plant by using a Z-offset.", "basil")
     assert stands_alone("Small seeds such as those of basil need a small needle.", "basil")
 

@@ -897,10 +897,11 @@ def stands_alone(text: str, subject: str) -> bool:
 
 
 _POINTS_BACK = re.compile(r"(?:this|that|these|those|it|they)\b", re.IGNORECASE)
-# 'with these sequences', '… are not offered for it.', 'the example below', 'Plus, …': what they
-# refer to is in the sentences (or the picture) around them
+# 'with these sequences', '… are not offered for it.', '… for this model', 'the example below',
+# 'Plus, …', 'Now imagine …': what they refer to is in the sentences (or the picture) around them
 _REFERS_BACK = re.compile(
-    r"\b(?:these|those)\s+(?!of\b|who\b|which\b|with\b)[a-z]|\b(?:it|them)[.!]?$|^Plus\b|\bthis example\b"
+    r"\b(?:these|those)\s+(?!of\b|who\b|which\b|with\b)[a-z]|\b(?:it|them)[.!]?$|^(?:Plus|Now)\b"
+    r"|\bthis (?:example|model|one|device|garden|kit|version)\b"
     r"|\b(?:below|above)(?=\s*[,.:;)]|\s+(?:we|you|is|are|shows?)\b)|\b(?:shown|see|as|listed)\s+(?:below|above)\b"
 )
 
