@@ -674,7 +674,9 @@ def test_a_device_fact_from_a_table_of_its_versions_says_which_versions_it_holds
 
 def test_the_glossary_says_what_it_is_and_links_each_term_that_has_a_page(wiki: Path) -> None:
     """It opens with what it holds (not with its first term, unbulleted), every term is an item,
-    a term is linked to the page titled with it, and no 'definition' is a writer's own story."""
+    a term is linked to the page titled with it, and no 'definition' is a writer's own story. A
+    reference entry (a crop, a plant) is left to its own page and directory: FarmBot's glossary
+    was 105 crops and 15 words of the trade."""
     text = pages(wiki).get("wiki/glossary.md")
     if text is None:
         pytest.skip("no glossary in this wiki")
@@ -682,15 +684,19 @@ def test_the_glossary_says_what_it_is_and_links_each_term_that_has_a_page(wiki: 
     body = [line for line in body_lines(text) if line.strip() and not line.startswith("#")]
     assert body[0].startswith("*Terms the sources define")
     terms = [line for line in body if line.startswith("- **")]
-    linked = 0
     for line in terms:
         m = re.match(r"- \*\*\[([^\]]+)\]\(([^)]+)\)\*\*: ", line)
         if m:
             target = (wiki / "wiki" / m.group(2)).resolve().relative_to(wiki.resolve()).as_posix()
             assert key_of(titles[target]) == key_of(m.group(1)), line
-            linked += 1
         assert not re.search(r"\b(?:I|my|me)\b", strip_citations(line).split("**: ", 1)[1]), line
-    assert terms and linked * 2 >= len(terms), (linked, len(terms))
+        if not m:  # a term no page is titled with
+            term = line.split("**", 2)[1]
+            assert key_of(term) not in {key_of(t) for t in titles.values()}, line
+    assert terms
+    kinds_of = {p: front_matter(t)["type"] for p, t in pages(wiki).items() if t.startswith("---")}
+    entries = [line for line in terms if "](entries/" in line.split("**: ", 1)[0]]
+    assert not entries and "entity" in kinds_of.values(), entries
 
 
 def test_a_caption_naming_the_device_does_not_bring_its_section_to_the_device_page() -> None:

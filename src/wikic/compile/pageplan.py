@@ -877,7 +877,13 @@ def plan_kb_wide(the_plan: Plan, pages: _Pages, corpus: Corpus) -> None:
         pages.add("changes", "changes", "What changed", sources, {"chains": chains, "about": about})
     terms = definitions(current, said)
     subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms], corpus.jobs)
-    entries = glossary(terms, subjects)
+    entity_pages = {p.path for p in pages.pages if p.type == "entity"}
+    reference = {key_of(p.title) for p in pages.pages if p.type == "entity"}
+    reference |= {k for k, t in subjects.names.targets.items() if t.path in entity_pages}
+    entry_docs = frozenset(
+        m for p in pages.pages if p.type == "entity" for m in p.config.get("members", ())[:1]
+    )
+    entries = glossary(terms, subjects, frozenset(reference), entry_docs)
     if entries:
         about = "Terms the sources define, A to Z, each in its source's words; a term with a page of its own links to it."
         titled = {
@@ -1004,12 +1010,22 @@ def _said_twice(term: str, anchor: str, near: list[tuple[str, str]]) -> bool:
     return found >= 2
 
 
-def glossary(terms: list[list[str]], subjects: Subjects) -> list[list[str]]:
+def glossary(
+    terms: list[list[str]],
+    subjects: Subjects,
+    entries: frozenset = frozenset(),
+    entry_docs: frozenset = frozenset(),
+) -> list[list[str]]:
     """The glossary: one definition per term that the wiki has a page or an entry for, or that at
-    least two sources use, preferring the document whose title names the term."""
+    least two sources use, preferring the document whose title names the term. A reference entry
+    with a page of its own (a crop, a plant: ``entries``, its name keys; ``entry_docs``, its
+    documents, whose definitions of it open that page) is left to that page and its directory: a
+    glossary of 105 crops and 15 words of the trade buried the trade's."""
     found: dict[tuple[str, ...], list[str]] = {}
     for term in sorted(terms, key=lambda e: e[1]):
         key = key_of(term[0])
+        if key in entries or term[1] in entry_docs:
+            continue
         if key in subjects.names.targets or subjects.counts[key] >= 2:
             found.setdefault(key, term)
     return sorted(found.values(), key=lambda e: e[0].lower())[:GLOSSARY_MAX]
