@@ -1347,6 +1347,27 @@ def test_who_wrote_a_post_is_said_once_for_the_page_not_after_every_post(wiki: P
         assert not re.search(r"^\| Author \|", body, re.MULTILINE), path
 
 
+def test_a_value_every_entry_shares_is_filed_once_for_the_page(wiki: Path) -> None:
+    """'Filed under' repeated 'troubleshooting' on all seven rows of the troubleshooting page, and
+    'express | v1.1/bom/fasteners-and-hardware' on all twelve of the screws page: a value every
+    entry shares is one row for the page; no per-entry column repeats one value."""
+    shared = 0
+    for path, text in pages(wiki).items():
+        if "\n## Filed under\n" not in text:
+            continue
+        part = text.split("\n## Filed under\n", 1)[1].split("\n## ", 1)[0]
+        for table in re.findall(r"((?:^\|.*\n)+)", part, re.MULTILINE):
+            lines = table.strip().splitlines()
+            header = [c.strip() for c in lines[0].strip("|").split("|")]
+            rows = [[strip_citations(c).strip() for c in x.strip("|").split("|")] for x in lines[2:]]
+            if header[0] == "Field":
+                shared += 1
+                continue
+            for i in range(1, len(header)):
+                assert len(rows) < 2 or len({r[i] for r in rows}) > 1, (path, header[i])
+    assert shared
+
+
 def test_see_also_offers_only_pages_the_page_does_not_link_already(wiki: Path) -> None:
     """The Sprout 3's 'See also' repeated the Grove 6, the Canopy 12 and two plants its text links,
     and a directory's repeated its first three entries: it now lists what the page does not."""

@@ -367,23 +367,49 @@ def taxonomy_fields(doc: SourceDoc) -> tuple[str, ...]:
     return tuple(k for k in doc.meta if k in TAXONOMY or k in BYLINE)
 
 
-def filed_under(entries: list[tuple[SourceDoc, list]]) -> Block | None:
-    """One table of what each entry of a page is filed under (its category, tags …): a row per
-    entry, a column per field, each value cited; None when no entry has such fields."""
-    labels = list(dict.fromkeys(f.label for _, listed in entries for f in listed))
-    if not labels:
-        return None
-    rows = []
-    for doc, listed in entries:
-        if not listed:
+def filed_under(entries: list[tuple[SourceDoc, list]]) -> list[Block]:
+    """What the entries of a page are filed under (category, tags, author …), each value cited:
+    a field every entry gives the same value is one row for the page (its value cites every
+    entry), not a column repeating it; the other fields are a table with a row per entry that
+    has any of them. Nothing when no entry has such fields."""
+    listed = [(doc, {f.label: f for f in facts}) for doc, facts in entries if facts]
+    labels = list(dict.fromkeys(label for _, by_label in listed for label in by_label))
+    shared = [
+        lbl
+        for lbl in labels
+        if len(listed) > 1 and len({_value_of(by_label, lbl) for _, by_label in listed}) == 1
+    ]
+    out: list[Block] = []
+    if shared:
+        rows = tuple(
+            (
+                Cell(lbl),
+                Cell(
+                    listed[0][1][lbl].value,
+                    tuple(dict.fromkeys(cite_field(d, d.meta[by[lbl].key]) for d, by in listed)),
+                ),
+            )
+            for lbl in shared
+        )
+        out.append(Block("table", header=("Field", "Every entry here"), rows=rows))
+    own = [lbl for lbl in labels if lbl not in shared]
+    rows_by_entry = []
+    for doc, by_label in listed:
+        if not any(lbl in by_label for lbl in own):
             continue
-        by_label = {f.label: f for f in listed}
         cells = [Cell(doc.title)]
-        for lbl in labels:
+        for lbl in own:
             f = by_label.get(lbl)
             cells.append(Cell(f.value, (cite_field(doc, doc.meta[f.key]),)) if f else Cell("—"))
-        rows.append(tuple(cells))
-    return Block("table", header=("Entry", *labels), rows=tuple(rows))
+        rows_by_entry.append(tuple(cells))
+    if rows_by_entry:
+        out.append(Block("table", header=("Entry", *own), rows=tuple(rows_by_entry)))
+    return out
+
+
+def _value_of(by_label: dict, label: str) -> str | None:
+    f = by_label.get(label)
+    return None if f is None else f.value
 
 
 def fact_table(doc: SourceDoc, listed: list) -> Block:

@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-67"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-68"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -205,9 +205,9 @@ def _topic(job: PageJob) -> Draft:
         blocks.extend(superseded_notes(older_versions(job, doc), doc))
         kept = set(taxonomy) - set(hide)
         filed.append((doc, [f for f in field_facts(doc, show, hide, units) if f.key in kept]))
-    table = filed_under(filed)
-    if table is not None:  # categories and tags once for the page, not after every entry
-        blocks += [Block("heading", text="Filed under", level=2), table]
+    tables = filed_under(filed)
+    if tables:  # categories and tags once for the page, not after every entry
+        blocks += [Block("heading", text="Filed under", level=2), *tables]
     return _finish(job, blocks)
 
 
