@@ -504,3 +504,14 @@ def test_a_topic_reads_in_the_order_its_sources_lead_on(farmbot_compiled: Path) 
     )
     steps = ["Assembly Prep", "Construct the Gantry", "Attach the Z-Axis", "Mount FarmBot to the Bed"]
     assert [h for h in headings if h in steps] == steps
+
+
+def test_a_contents_line_names_every_entry_when_there_are_few() -> None:
+    """'On this page: … · and 1 more' hid one of seven questions behind a teaser: up to nine
+    entries are all named; a long page names its first six and says how many more it holds."""
+    from wikic.compile.pageplan import contents_line
+
+    few = [f"Question {n}?" for n in range(8)]
+    assert contents_line(few) == "On this page: " + " · ".join(few)
+    many = [f"Entry {n}" for n in range(12)]
+    assert contents_line(many) == "On this page: " + " · ".join(many[:6]) + " · and 6 more"

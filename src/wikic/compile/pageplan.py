@@ -604,14 +604,16 @@ def comparison_about(comp: Comparison, fields: list[str] | tuple[str, ...]) -> s
     return f"{listed[:1].upper()}{listed[1:]} of {of}, side by side."
 
 
-CONTENTS = 6  # entries named in a topic page's contents line
+CONTENTS = 6  # entries named in a topic page's contents line when it has more than CONTENTS_ALL
+CONTENTS_ALL = 9  # up to this many, every entry is named ('· and 2 more' hid two of eight)
 CONTENTS_PREFIX = "On this page: "
 
 
 def contents_line(titles: list[str]) -> str:
     """A topic page's opening line: the entries it holds, by their titles ('On this page: How
-    long does a full water tank last? · …'), the first few and how many more."""
-    shown = [" ".join(t.split()) for t in titles[:CONTENTS]]
+    long does a full water tank last? · …'), all of them when they are few, else the first few
+    and how many more."""
+    shown = [" ".join(t.split()) for t in titles[: len(titles) if len(titles) <= CONTENTS_ALL else CONTENTS]]
     more = len(titles) - len(shown)
     return CONTENTS_PREFIX + " · ".join(shown) + (f" · and {more} more" if more > 0 else "")
 
