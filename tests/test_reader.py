@@ -1368,6 +1368,25 @@ def test_a_value_every_entry_shares_is_filed_once_for_the_page(wiki: Path) -> No
     assert shared
 
 
+def test_a_linked_from_list_cut_short_says_so(wiki: Path) -> None:
+    """The Grove 6 page listed 8 of the 48 pages linking to it under a plain 'Linked from': a list
+    cut short says how many it shows of how many; a short one lists them all."""
+    cut = 0
+    for path, text in pages(wiki).items():
+        found = re.search(
+            r"^## Linked from(?: \(the closest (\d+) of (\d+) pages\))?\n\n((?:- .*\n?)+)", text, re.M
+        )
+        if not found:
+            continue
+        items = found.group(3).strip().splitlines()
+        if found.group(1):
+            cut += 1
+            assert len(items) == int(found.group(1)) < int(found.group(2)), path
+        else:
+            assert len(items) <= 10, path
+    assert cut
+
+
 def test_see_also_offers_only_pages_the_page_does_not_link_already(wiki: Path) -> None:
     """The Sprout 3's 'See also' repeated the Grove 6, the Canopy 12 and two plants its text links,
     and a directory's repeated its first three entries: it now lists what the page does not."""

@@ -277,7 +277,8 @@ def _statements(page: WikiPage) -> Iterator[Statement]:
             level = h[0]
             if see_also_level and level <= see_also_level:
                 see_also_level = 0
-            if github_slug(h[1]) in NAV_SECTIONS:
+            slug = github_slug(h[1])  # 'linked-from-the-closest-8-of-53-pages' is one too
+            if slug in NAV_SECTIONS or slug.startswith(tuple(f"{s}-" for s in NAV_SECTIONS)):
                 see_also_level = level
             in_note = prev_table = False
             continue

@@ -245,6 +245,15 @@ def _line(prefix: str, s: Sentence, page_path: str, link=None) -> str:
 LINKED_FROM = 8  # pages listed under 'Linked from', the closest first
 
 
+def linked_from(n: int) -> tuple[str, int]:
+    """The heading of a page's 'Linked from' when ``n`` pages link to it, and how many it lists:
+    all of them when they are few, else the closest ``LINKED_FROM``, and the heading says so
+    ('Linked from (the closest 8 of 53 pages)')."""
+    if n <= LINKED_FROM + 2:
+        return "Linked from", n
+    return f"Linked from (the closest {LINKED_FROM} of {n} pages)", LINKED_FROM
+
+
 def _nav_list(title: str, items: tuple[tuple[str, str], ...], page_path: str) -> list[str]:
     if not items:
         return []
@@ -326,8 +335,9 @@ def render_body(draft: Draft, page_path: str, nav: Navigation | None = None) -> 
     see_also = tuple(x for x in see_also if x[0].partition("#")[0] not in shown)
     lines += _nav_list("See also", see_also, page_path)
     shown |= {p.partition("#")[0] for p, _ in see_also}
-    backlinks = tuple(x for x in nav.backlinks if x[0] not in shown)[:LINKED_FROM]
-    lines += _nav_list("Linked from", backlinks, page_path)
+    backlinks = tuple(x for x in nav.backlinks if x[0] not in shown)
+    heading, listed = linked_from(len(backlinks))
+    lines += _nav_list(heading, backlinks[:listed], page_path)
     return "\n".join(lines).rstrip() + "\n"
 
 
