@@ -879,12 +879,12 @@ def plan_kb_wide(the_plan: Plan, pages: _Pages, corpus: Corpus) -> None:
         pages.add("changes", "changes", "What changed", sources, {"chains": chains, "about": about})
     terms = definitions(current, said)
     subjects = find_subjects(the_plan, docs, [key_of(e[0]) for e in terms], corpus.jobs)
-    entity_pages = {p.path for p in pages.pages if p.type == "entity"}
-    reference = {key_of(p.title) for p in pages.pages if p.type == "entity"}
-    reference |= {k for k, t in subjects.names.targets.items() if t.path in entity_pages}
-    entry_docs = frozenset(
-        m for p in pages.pages if p.type == "entity" for m in p.config.get("members", ())[:1]
-    )
+    entities = [p for p in pages.pages if p.type == "entity"]
+    at = {p.path for p in entities}
+    reference = {key_of(p.title) for p in entities} | {
+        k for k, t in subjects.names.targets.items() if t.path in at
+    }
+    entry_docs = frozenset(m for p in entities for m in p.config.get("members", ())[:1])
     entries = glossary(terms, subjects, frozenset(reference), entry_docs)
     if entries:
         about = "Terms the sources define, A to Z, each in its source's words; a term with a page of its own links to it."

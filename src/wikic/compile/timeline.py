@@ -327,11 +327,8 @@ def _outdate(
             section = sections[(doc.path, anchor)]
             key = (doc.path, anchor, sentence)
             if key not in heard:
-                heading_and_sentence = f"{section.heading} {sentence}"
-                heard[key] = (
-                    _context(section.heading, sentence, common),
-                    {stem(w) for w in tokens(heading_and_sentence)},
-                )
+                said_words = {stem(w) for w in tokens(f"{section.heading} {sentence}")}
+                heard[key] = (_context(section.heading, sentence, common), said_words)
             own_context, words_said = heard[key]
             if not _related(own_context, context):
                 continue

@@ -108,9 +108,10 @@ def each(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
 
 def streamed(fn: Callable[[T], R], items: Sequence[T], jobs: int, per_slice: int = 100) -> Iterator[R]:
     """``fn`` of every item, in order, yielded as ``jobs`` forked processes finish each slice of
-    up to ``per_slice`` items (at least four slices a process); at most two slices per process are done or under way ahead of the one
-    the caller reads, so the results held at once stay few however many items there are. (The
-    caller must not start other pool work of this module while it reads.)"""
+    up to ``per_slice`` items (at least four slices a process). At most two slices per process
+    are done or under way ahead of the one the caller reads, so the results held at once stay
+    few however many items there are. (The caller must not start other pool work of this module
+    while it reads.)"""
     global _WORK
     n = len(items)
     if jobs <= 1 or n < 2 * jobs or not can_fork():

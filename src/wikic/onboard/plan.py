@@ -1054,9 +1054,8 @@ def plan_schema(
     current = path.read_text("utf-8") if path.exists() else ""
     _keep_fact_settings(proposal, current)
     text = proposed_text(current, proposal, kinds)
-    left_out = drop_unplanned(
-        proposal, docs, load_wiki_schema(root, text), jobs
-    )  # what would be written must load
+    # what would be written must load
+    left_out = drop_unplanned(proposal, docs, load_wiki_schema(root, text), jobs)
     if left_out:
         text = proposed_text(current, proposal, kinds)
         notes.append(f"not proposed, as compile would write no page for it: {', '.join(left_out)}")
