@@ -84,6 +84,72 @@ def test_any_number_of_processes_writes_the_same_wiki(tmp_path: Path) -> None:
     assert wikis[0] == wikis[1]
     assert reports[0] == reports[1]
     assert_same_vectors(embedded[0], embedded[1])
+    # layer 1 indexed in a process of its own while the pages were made: the same index
+    assert index_rows(tmp_path / "jobs-1") == index_rows(tmp_path / "jobs-3")
+
+
+def index_rows(root: Path) -> dict[str, list[tuple]]:
+    """The search index's files, chunks and documents, and its full-text rows, in a set order."""
+    import sqlite3
+
+    from wikic.compile.searchindex.files import TABLES
+
+    with contextlib.closing(sqlite3.connect(root / ".wikic" / "search.sqlite")) as conn:
+        rows = {
+            "files": conn.execute("SELECT path, kind, sha256 FROM files ORDER BY path").fetchall(),
+            "docs": conn.execute("SELECT * FROM docs ORDER BY path").fetchall(),
+            "chunks": conn.execute(
+                "SELECT file, kind, path, anchor, heading, body, vkey FROM chunks ORDER BY file, id"
+            ).fetchall(),
+        }
+        for kind in TABLES:
+            rows[kind] = conn.execute(
+                f"SELECT c.file, c.anchor, f.title, f.headings, f.body FROM fts_{kind} f"
+                " JOIN chunks c ON c.id = f.rowid ORDER BY c.file, c.id"
+            ).fetchall()
+    assert len(rows["source"]) > 100 and len(rows["page"]) > 100
+    return rows
+
+
+def test_a_compile_whose_layer1_indexing_fails_indexes_layer1_after_the_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Layer 1 is indexed alongside the plan in a process of its own; when that fails, the
+    compile says so in a note and indexes layer 1 itself: the index is whole all the same."""
+    from wikic.compile import run
+
+    whole = copy_example(tmp_path / "whole")
+    shutil.rmtree(whole / "wiki")
+    broken = tmp_path / "broken"
+    shutil.copytree(whole, broken)
+    assert not compile_wiki(whole, jobs=2).notes
+
+    def fails(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(run, "update_layer1", fails)
+    report = compile_wiki(broken, jobs=2)
+    assert report.notes == [
+        "layer 1 was indexed after the pages: indexing it alongside failed (OSError: disk full)"
+    ]
+    assert index_rows(broken) == index_rows(whole) and not report.failed
+
+
+def test_work_run_ahead_gives_its_result_or_says_why_it_has_none() -> None:
+    from wikic.core.pool import Ahead, ahead
+
+    found = Ahead(lambda: {"files": 3})
+    assert found.result() == {"files": 3} and found.why == ""
+
+    def fails() -> None:
+        raise ValueError("no such table")
+
+    failed = Ahead(fails)
+    assert failed.result() is None and failed.why == "ValueError: no such table"
+    killed = Ahead(lambda: os._exit(3))
+    assert killed.result() is None and killed.why == "the process ended with code 3"
+    with ahead(lambda: 1, enabled=False) as job:
+        assert job is None
 
 
 def test_farmbot_from_one_process_is_the_wiki_a_pool_of_three_wrote(

@@ -23,6 +23,7 @@ from wikic.compile.searchindex.store import DB_PATH
 from wikic.core import embedding
 from wikic.core.facts import plural_stem
 from wikic.core.markdown import content_words
+from wikic.core.vectors import text_key
 from wikic.lookup.ask import Lookup
 from wikic.lookup.eval import load_questions, run_eval
 from wikic.lookup.search import open_index
@@ -91,9 +92,13 @@ def test_compile_embeds_each_changed_text_once_and_a_rerun_writes_nothing(
     assert old in text
     page.write_text(text.replace(old, "every thirty minutes", 1), "utf-8")
     second = compile_wiki(example_kb)
-    # the changed section and its document, nothing else
-    assert second.search_index["embedded"] == 2 and len(embedded) == 2
-    assert all("every thirty minutes" in t for t in embedded)
+    # the index: the changed section and its document, nothing else; the planner, in memory, the
+    # changed section once and its guides' queries, never a section the index holds
+    changed = [t for t in embedded if "every thirty minutes" in t]
+    queries = [t for t in embedded if "every thirty minutes" not in t]
+    assert second.search_index["embedded"] == 2 and len(changed) == 3
+    assert queries and len(set(queries)) == len(queries)
+    assert not {text_key(t) for t in queries} & set().union(*keys.values())
     now = {kind: set(vector_store(db, kind).keys()) for kind in KINDS}
     assert [len(now[k] - keys[k]) for k in KINDS] == [1, 1] and [len(keys[k] - now[k]) for k in KINDS] == [
         1,
@@ -102,7 +107,7 @@ def test_compile_embeds_each_changed_text_once_and_a_rerun_writes_nothing(
 
     before = snapshot_tree(example_kb)
     assert compile_wiki(example_kb).search_index == {}  # nothing changed: the index is not even read
-    assert changed_files(before, snapshot_tree(example_kb)) == [] and len(embedded) == 2
+    assert changed_files(before, snapshot_tree(example_kb)) == [] and len(embedded) == len(changed + queries)
     db.close()
 
 

@@ -98,14 +98,20 @@ def test_nearest_finds_what_exact_cosine_finds(tmp_path: Path) -> None:
 
 def test_a_matrix_of_stored_vectors_is_the_same_embedded_or_found(tmp_path: Path) -> None:
     np = pytest.importorskip("numpy")
-    store, embedder = VectorStore(sqlite3.connect(tmp_path / "v.sqlite"), "docs"), CountingEmbedder()
+    conn = sqlite3.connect(tmp_path / "v.sqlite")
+    store, embedder = VectorStore(conn, "docs"), CountingEmbedder()
     texts = ["tank", "light", "tank", "pods"]
-    first = vectors.embedded(store, texts, embedder)
+    first = vectors.stored_or_embedded(None, texts, embedder.embed)
     assert first.shape == (4, embedding.DIM) and first.dtype == np.float32 and len(embedder.seen) == 3
     fresh = np.array(embedder.embed(texts), dtype=np.float32)
     assert np.array_equal(first, fresh.astype(np.float16).astype(np.float32))  # the stored float16 values
-    again = vectors.embedded(store, texts, embedder)
-    assert np.array_equal(first, again) and len(embedder.seen) == 3 + 4  # only the call above embedded
+    embed_missing(store, ["tank", "light"], embedder)
+    seen, changes = len(embedder.seen), conn.total_changes
+    again = vectors.stored_or_embedded(store, texts, embedder.embed)
+    assert np.array_equal(first, again)
+    assert (
+        embedder.seen[seen:] == ["pods"] and conn.total_changes == changes
+    )  # found, or embedded: never written
 
 
 def test_the_passes_keep_what_their_definitions_say() -> None:

@@ -6,11 +6,11 @@ fingerprint changed, verifies every citation, and only then writes: pages, index
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
@@ -25,7 +25,7 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import SourceDoc
-from ..core.pool import default_jobs, frozen_heap, slices
+from ..core.pool import Ahead, ahead, default_jobs, frozen_heap, slices
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
 from . import workers
 from .citations import Verifier
@@ -46,8 +46,9 @@ from .pageplan import PageSpec, Plan, section_keys
 from .pageplan import plan as make_plan
 from .report import CompileReport, diffstat
 from .schema import WikiSchema, load_wiki_schema
+from .searchindex.files import WIKI_KINDS
 from .searchindex.store import DB_PATH as INDEX_PATH
-from .searchindex.store import IndexStore, mend_query_file, update_index
+from .searchindex.store import mend_query_file, reported, update_index, update_layer1
 from .similarity import stored_in
 from .state import (
     FACTS,
@@ -263,21 +264,67 @@ def compile_wiki(
             settled_index(root, schema, report, jobs or default_jobs())
         else:
             jobs = jobs or default_jobs()
-            work = plan_work(root, inputs, schema, lib, report, jobs, indexed=not dry_run)
-            if pages is not None or limit is not None:
-                work.jobs, report.skipped = select_jobs(work.jobs, work.plan, pages, limit)
-                work.to_remove = []
-            if dry_run:
-                report.plan = dry_run_rows(work, schema, lib)
-            else:
-                drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
-                publish(root, inputs, work, drafted, schema, report, jobs)
-                outdated = {path: list(found) for path, found in work.plan.timeline.outdated.items()}
-                docs = work.docs
-                del drafted, work  # the plan and the pages' statements: the index needs neither
-                update_index(root, schema.semantic, docs, report, jobs, outdated)
+            compile_changed(root, inputs, schema, lib, report, jobs, dry_run, progress, pages, limit)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def compile_changed(
+    root: Path,
+    inputs: Inputs,
+    schema: WikiSchema,
+    lib: Librarian,
+    report: CompileReport,
+    jobs: int,
+    dry_run: bool,
+    progress: Progress | None,
+    pages: list[str] | None,
+    limit: int | None,
+) -> None:
+    """Plan, draft and publish what changed, then bring the search index up to date. With more
+    than one job, layer 1 goes into the index in a process of its own while the pages are
+    planned and written (``update_layer1``), and the last step adds the pages."""
+    docs, skipped = parse_layer1(root, inputs, report, jobs)
+    layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
+    with ahead(layer1, enabled=jobs > 1 and not dry_run) as indexing:
+        work = plan_work(root, inputs, docs, skipped, schema, lib, report, jobs)
+        if pages is not None or limit is not None:
+            work.jobs, report.skipped = select_jobs(work.jobs, work.plan, pages, limit)
+            work.to_remove = []
+        if dry_run:
+            report.plan = dry_run_rows(work, schema, lib)
+            return
+        drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
+        publish(root, inputs, work, drafted, schema, report, jobs)
+        outdated = {path: list(found) for path, found in work.plan.timeline.outdated.items()}
+        del drafted, work  # the plan and the pages' statements: the index needs neither
+        wiki_only = indexing is not None and indexed_ahead(indexing, report)
+        update_index(root, schema.semantic, docs, report, jobs, outdated, WIKI_KINDS if wiki_only else None)
+
+
+def indexed_ahead(indexing: Ahead, report: CompileReport) -> bool:
+    """Whether layer 1 was indexed alongside the plan, what that did added to ``report``; when it
+    failed, a note says why, and the last step indexes layer 1 itself."""
+    stats = indexing.result()
+    if stats is None:
+        report.notes.append(
+            f"layer 1 was indexed after the pages: indexing it alongside failed ({indexing.why})"
+        )
+        return False
+    reported(report, stats)
+    return True
+
+
+def parse_layer1(
+    root: Path, inputs: Inputs, report: CompileReport, jobs: int
+) -> tuple[dict[str, SourceDoc], dict[str, str]]:
+    """Layer 1 parsed (in ``jobs`` processes when it is large): {path: document}, and the files
+    that cannot be read, with why (noted in ``report``)."""
+    skipped: dict[str, str] = {}
+    docs_list = load_layer1(root, inputs.files, skipped, jobs)
+    inputs.files = {}  # parsed: the bytes are not needed again
+    report.unreadable = list(skipped.values())
+    return {d.path: d for d in docs_list}, skipped
 
 
 def settled_index(root: Path, schema: WikiSchema, report: CompileReport, jobs: int) -> None:
@@ -305,49 +352,25 @@ def restore_report(report: CompileReport, state: dict) -> None:
     report.coverage = state.get("coverage", {})
 
 
-@contextmanager
-def planning_vectors(
-    root: Path,
-    schema: WikiSchema,
-    docs: dict[str, SourceDoc],
-    report: CompileReport,
-    indexed: bool,
-    jobs: int = 1,
-) -> Iterator[None]:
-    """Where the planner's vectors come from: layer 1 goes into the search index first (a changed
-    section is embedded there, once) and the planner reads the index's vectors; a dry run, which
-    writes nothing, or a KB matching by words only, plans without the index."""
-    if not (indexed and schema.semantic):
-        yield
-        return
-    with IndexStore(root) as index:
-        index.update_for(report, docs=docs, semantic=schema.semantic, jobs=jobs)
-        with stored_in(index.conn):
-            yield
-
-
 def plan_work(
     root: Path,
     inputs: Inputs,
+    docs: dict[str, SourceDoc],
+    skipped: dict[str, str],
     schema: WikiSchema,
     lib: Librarian,
     report: CompileReport,
     jobs: int = 1,
-    indexed: bool = True,
 ) -> Work:
-    """Parse layer 1, plan every page (in ``jobs`` processes where the plan reads each document on
+    """Plan every page of ``docs`` (in ``jobs`` processes where the plan reads each document on
     its own), and keep the pages whose fingerprint changed (or whose page was edited by hand
-    since the last compile wrote it). ``indexed``: the search index is brought up to date first
-    and lends the planner its vectors (not on a dry run)."""
-    skipped: dict[str, str] = {}
-    docs_list = load_layer1(root, inputs.files, skipped, jobs)
-    inputs.files = {}  # parsed: the bytes are not needed again
-    report.unreadable = list(skipped.values())
-    docs = {d.path: d for d in docs_list}
-    with planning_vectors(root, schema, docs, report, indexed, jobs):
-        gc.freeze()
+    since the last compile wrote it); a page made from a file of ``skipped`` is kept as it is.
+    The planner embeds the few texts it compares by meaning itself."""
+    docs_list = list(docs.values())
+    gc.freeze()
+    with stored_in(root / INDEX_PATH):
         the_plan = make_plan(docs_list, schema, jobs)
-        gc.freeze()
+    gc.freeze()
     report.unplaced, report.reasons = the_plan.unplaced, the_plan.reasons
     report.notes += the_plan.notes
     unanchored = model_written(the_plan, lib.name)

@@ -10,11 +10,13 @@ by words alone. Scores are in [0, 1]; one query is compared with many texts, nev
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
+from pathlib import Path
 
 from ..core.bm25 import BM25, tokens
 from ..core.models import SourceDoc
@@ -60,57 +62,84 @@ def _embedder():
         return None
 
 
-# the search index's database while planning, and the keys of the 'plan' texts used so far
-_STORE: ContextVar[tuple[sqlite3.Connection, set[str]] | None] = ContextVar(
-    "wikic_planning_vectors", default=None
-)
+# the search index's database while planning (None: none to read), and each process's view of
+# it (a connection is never used across a fork: the planner forks)
+_STORE: ContextVar[Path | None] = ContextVar("wikic_planning_vectors", default=None)
+_VIEWS: dict[tuple[int, Path], _View] = {}
+
+
+class _View:
+    """One process's view of the search index while planning: a read-only connection (None when
+    there is no index to read) and the vectors it embedded itself, each text once."""
+
+    def __init__(self, path: Path):
+        try:
+            self.conn: sqlite3.Connection | None = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro", uri=True
+            )
+        except sqlite3.Error:
+            self.conn = None
+        self.made: dict[str, object] = {}
+
+    def embed(self, texts: list[str]) -> list:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.made]
+        if todo:
+            self.made.update(zip(todo, _embedder().embed(todo), strict=True))
+        return [self.made[t] for t in texts]
 
 
 @contextmanager
-def stored_in(conn: sqlite3.Connection) -> Iterator[None]:
-    """Planning's vectors read from and kept in the search index's database (``conn``): a
-    layer-1 section's under the same key as the index's own (``section_text``), so compile
-    embeds each changed text once, and other texts (a guide's query, a group's profile) in
-    ``vectors_plan``, so a rerun embeds only what changed."""
-    from .searchindex.dense import vector_store
-
-    used: set[str] = set()
-    token = _STORE.set((conn, used))
+def stored_in(db_path: Path) -> Iterator[None]:
+    """Planning reads the vectors of layer-1 sections from the search index at ``db_path``, as
+    the last compile left them (a section's text is its key there, ``section_texts``), and
+    embeds the texts it does not find once, writing nothing: compile brings the index up to
+    date in a process of its own meanwhile. Without a readable index, it embeds them all."""
+    token = _STORE.set(db_path)
     try:
         yield
-        if used:  # the profiles and queries of this plan: older ones are not kept
-            vector_store(conn, "plan").keep(used)
     finally:
         _STORE.reset(token)
+        view = _VIEWS.pop((os.getpid(), db_path), None)
+        if view is not None and view.conn is not None:
+            view.conn.close()
 
 
-@lru_cache(maxsize=4)  # without a database: a guide's query and its best sections, one plan's profiles
+def _view() -> _View | None:
+    """This process's view of the index ``stored_in`` names, or None outside it."""
+    path = _STORE.get()
+    if path is None:
+        return None
+    key = (os.getpid(), path)
+    if key not in _VIEWS:
+        _VIEWS[key] = _View(path)
+    return _VIEWS[key]
+
+
+@lru_cache(maxsize=4)  # outside ``stored_in``: a guide's query and its best sections, one plan's profiles
 def _matrix(texts: tuple[str, ...]):
-    import numpy as np
+    from ..core.vectors import stored_or_embedded
 
     embedder = _embedder()
-    if embedder is None:
-        return None
-    # the float16 values the database would keep: planning gives the same with or without one
-    return np.asarray(embedder.embed(list(texts)), dtype=np.float32).astype("<f2").astype(np.float32)
+    return None if embedder is None else stored_or_embedded(None, texts, embedder.embed)
 
 
 def vectors(texts: Sequence[str], kind: str = "plan"):
-    """Unit vectors of ``texts`` (an array, one row each) from the bundled embedding, or None
-    without it. ``kind`` is the store they are kept in under ``stored_in``: 'source' for texts
-    made by ``section_text``, 'plan' for any other."""
+    """Unit vectors of ``texts`` (an array, one row each, the float16 values an index keeps) from
+    the bundled embedding, or None without it. ``kind``: 'source' for texts made by
+    ``section_texts``, found in the index under ``stored_in``; 'plan' for any other."""
     if not texts or _embedder() is None:
         return None
-    found = _STORE.get()
-    if found is None:
+    view = _view()
+    if view is None:
         return _matrix(tuple(texts))
-    from ..core.vectors import embedded, text_key
+    from ..core.vectors import stored_or_embedded
     from .searchindex.dense import vector_store
 
-    conn, used = found
-    if kind == "plan":
-        used.update(text_key(t) for t in texts)
-    return embedded(vector_store(conn, kind), list(texts), _embedder)
+    store = vector_store(view.conn, kind) if view.conn is not None and kind == "source" else None
+    try:
+        return stored_or_embedded(store, list(texts), view.embed)
+    except sqlite3.Error:  # an index of another version, or damaged: the compile rebuilds it
+        return stored_or_embedded(None, list(texts), view.embed)
 
 
 def section_texts(doc: SourceDoc) -> dict[str, str]:

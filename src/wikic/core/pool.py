@@ -131,3 +131,68 @@ def streamed(fn: Callable[[T], R], items: Sequence[T], jobs: int, per_slice: int
                 yield from ahead.popleft().get()
     finally:
         _WORK = None
+
+
+class Ahead:
+    """``fn()`` under way in one process forked from this one, while this one goes on with other
+    work; ``result()`` waits for what it returned. Where the platform cannot fork, nothing runs
+    ahead and ``result()`` is None: the caller then does the work itself."""
+
+    def __init__(self, fn: Callable[[], Any]):
+        self.why = ""  # why nothing came back, when nothing did
+        self._process = self._reader = None
+        if not can_fork():
+            self.why = "this platform cannot fork"
+            return
+        ctx = multiprocessing.get_context("fork")
+        self._reader, writer = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(target=_run_ahead, args=(fn, writer), daemon=True)
+        with frozen_heap():  # the fork shares this one's memory pages instead of copying them
+            self._process.start()
+        writer.close()
+
+    def result(self) -> Any:
+        """What ``fn`` returned (None when it failed or never ran; ``why`` says which)."""
+        if self._process is None or self._reader is None:
+            return None
+        try:
+            ok, value = self._reader.recv()
+        except EOFError:  # it died without a word (killed, out of memory)
+            ok, value = False, f"the process ended with code {self._process.exitcode}"
+        finally:
+            self._process.join()
+            self._reader.close()
+            self._process = self._reader = None
+        if not ok:
+            self.why = value
+            return None
+        return value
+
+    def stop(self) -> None:
+        """End it if it is still running (the caller gave up waiting, on an error)."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join()
+            self._process = None
+
+
+def _run_ahead(fn: Callable[[], Any], writer: Any) -> None:
+    _die_with_parent()
+    try:
+        found = (True, fn())
+    except BaseException as exc:  # noqa: BLE001 - told to the parent, which does the work itself
+        found = (False, f"{type(exc).__name__}: {exc}")
+    writer.send(found)
+    writer.close()
+
+
+@contextlib.contextmanager
+def ahead(fn: Callable[[], Any], enabled: bool = True) -> Iterator[Ahead | None]:
+    """An ``Ahead`` of ``fn`` (None when not ``enabled``), stopped on the way out if its result
+    was never asked for."""
+    job = Ahead(fn) if enabled else None
+    try:
+        yield job
+    finally:
+        if job is not None:
+            job.stop()

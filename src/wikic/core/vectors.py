@@ -445,14 +445,21 @@ def embed_missing(
     return len(todo)
 
 
-def embedded(store: VectorStore, texts: Sequence[str], embedder: Callable[[], BatchEmbedder]) -> np.ndarray:
-    """A float32 numpy array (len(texts), DIM): the stored vectors of ``texts`` (embedding those
-    the store lacks first). Always the stored float16 values, so that a run that embeds a text
-    and a run that finds it stored compute the same thing."""
+def stored_or_embedded(
+    store: VectorStore | None,
+    texts: Sequence[str],
+    embed: Callable[[list[str]], Sequence[Vector] | np.ndarray],
+) -> np.ndarray:
+    """A float32 numpy array (len(texts), DIM) of the vectors of ``texts`` as a store keeps them
+    (float16 values): those ``store`` holds read from it, the others embedded by ``embed``, and
+    nothing written. A text found and the same text embedded give the same row."""
     import numpy as np
 
-    embed_missing(store, texts, embedder)
     keys = [text_key(t) for t in texts]
-    found = store.get(keys)
+    found = store.get(keys) if store is not None else {}
+    todo = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
+    if todo:
+        half = np.asarray(embed(todo), dtype=np.float32).astype("<f2")
+        found.update(zip(map(text_key, todo), (row.tobytes() for row in half), strict=True))
     data = b"".join(found[k] for k in keys)
     return np.frombuffer(data, dtype="<f2").reshape(len(keys), DIM).astype(np.float32)

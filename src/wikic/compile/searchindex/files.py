@@ -10,6 +10,7 @@ from ...core.fsutil import walk_files
 from ...transform.layer1 import LAYER1
 
 TABLES = ("page", "source", "index", "doc")  # the kinds of chunk, one FTS5 table each
+WIKI_KINDS = ("page", "index")  # the kinds of file ``kb_files`` finds in the wiki (layer 1's: "source")
 
 
 def is_index_file(rel: str) -> bool:

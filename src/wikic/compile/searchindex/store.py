@@ -19,7 +19,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ...core.errors import ConfigError, KBError
@@ -157,21 +157,17 @@ class IndexStore:
         docs: Mapping[str, SourceDoc] | None = None,
         semantic: bool | None = None,
         jobs: int = 1,
+        kinds: Collection[str] | None = None,
     ) -> UpdateStats:
         """``update`` as compile runs it (vectors checked, new texts embedded in ``jobs``
         processes, nothing written when nothing changed), what it did added to ``report``: compile
         brings the index up to date before planning (layer 1's vectors are the planner's) and
         again after writing pages."""
-        stats = self.update(docs=docs, semantic=semantic, stamps=False, jobs=jobs)
+        stats = self.update(docs=docs, semantic=semantic, stamps=False, jobs=jobs, kinds=kinds)
         if not stats.semantic and self.usable_dense():
             stats.semantic = mend_query_file(self.root)
         if report is not None:
-            done = report.search_index
-            report.search_index = {
-                "files": done.get("files", 0) + stats.added + stats.changed + stats.removed,
-                "embedded": done.get("embedded", 0) + stats.embedded,
-            }
-            report.notes += [n for n in (stats.rebuilt, stats.semantic) if n and n not in report.notes]
+            reported(report, stats)
         return stats
 
     def update(
@@ -182,6 +178,7 @@ class IndexStore:
         check: bool = False,
         stamps: bool = True,
         jobs: int = 1,
+        kinds: Collection[str] | None = None,
     ) -> UpdateStats:
         """Sync with the KB by content hash: only added, changed and deleted files touch the DB.
 
@@ -194,12 +191,13 @@ class IndexStore:
         ``check`` looks for missing vectors even when no change is pending. Without ``stamps``, the size
         and time of files found unchanged are noted only along with a change (compile: a run
         that changed nothing writes nothing). ``jobs`` processes read and chunk the files (when
-        there are many) and embed the texts."""
+        there are many) and embed the texts. ``kinds`` (of ``files.TABLES``) limits the update to
+        the files of those kinds: the others are left as they are."""
         try:
-            stats = self._update(files, docs, stamps, jobs)
+            stats = self._update(files, docs, stamps, jobs, kinds)
         except sqlite3.DatabaseError as exc:
             self._rebuild(exc)
-            stats = self._update(files, docs, stamps, jobs)
+            stats = self._update(files, docs, stamps, jobs, kinds)
         stats.rebuilt = self.rebuilt
         self.sync_dense(stats, semantic, check, jobs)
         return stats
@@ -210,11 +208,16 @@ class IndexStore:
         docs: Mapping[str, SourceDoc] | None = None,
         stamps: bool = True,
         jobs: int = 1,
+        kinds: Collection[str] | None = None,
     ) -> UpdateStats:
         files = kb_files(self.root) if files is None else files
         known = {
-            p: (k, h, st) for p, k, h, st in self.conn.execute("SELECT path, kind, sha256, stat FROM files")
+            p: (k, h, st)
+            for p, k, h, st in self.conn.execute("SELECT path, kind, sha256, stat FROM files")
+            if kinds is None or k in kinds
         }
+        if kinds is not None:
+            files = {p: k for p, k in files.items() if k in kinds}
         stats = UpdateStats()
         refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
         sources_changed = False  # only a source's chunks have vectors (dense.KINDS)
@@ -266,9 +269,12 @@ class IndexStore:
         changed since ``known``, counted in ``stats``, in order; an unchanged file whose size or
         time moved goes into ``refreshed``. Many files are read and chunked in ``jobs`` processes
         (``_examined``), a slice at a time, while this one writes what they sent back."""
-        examine = functools.partial(_examined, self.root, known, docs or {}, time.time_ns())
-        items = list(files.items())
-        if jobs > 1 and len(items) >= POOLED_FILES:
+        now = time.time_ns()
+        examine = functools.partial(_examined, self.root, known, docs or {}, now)
+        items = [item for item in files.items() if not _unmoved(self.root, known, now, item)]
+        stats.unchanged += len(files) - len(items)
+        wiki = sum(1 for _, kind in items if kind != "source")  # a page takes many sources' time
+        if jobs > 1 and (len(items) >= POOLED_FILES or wiki >= POOLED_PAGES):
             from ...core.pool import streamed  # here: a search on a settled index forks nothing
 
             found_all: Iterable[tuple] = streamed(examine, items, jobs)
@@ -475,7 +481,8 @@ class IndexStore:
             return self.conn.execute(sql, args).fetchall()
 
 
-POOLED_FILES = 2000  # from this many files to look at, an update with processes reads them there
+POOLED_FILES = 2000  # from this many files to read, an update with processes reads them there
+POOLED_PAGES = 64  # or from this many of the wiki's files (each is chunked sentence by sentence)
 _SAME, _SKIPPED, _INDEX = "same", "skipped", "index"  # what ``_examined`` found
 
 
@@ -488,17 +495,12 @@ def _examined(
 ) -> tuple:
     """What indexing one file (``item``: path and kind) takes, given what the index ``known`` of
     it: (_SAME, stamp to note or '', path) when its bytes are as indexed; (_SKIPPED, why) when it
-    cannot be read; else (_INDEX, path, kind, hash, stamp, chunk rows, docs row or None). A file
-    whose size and modification time are what they were when it was indexed, settled (``SETTLED``
-    seconds before ``now``), is not read again; a parsed document of ``docs`` with the file's hash
-    is used as it is."""
+    cannot be read; else (_INDEX, path, kind, hash, stamp, chunk rows, docs row or None). (A file
+    that is as indexed by its size and time, ``_unmoved``, is not asked about.) A parsed document
+    of ``docs`` with the file's hash is used as it is."""
     rel, kind = item
-    st = os.stat(os.path.join(root, rel))
-    settled = now - st.st_mtime_ns > SETTLED * 1_000_000_000
-    stamp = f"{st.st_size}:{st.st_mtime_ns}" if settled else ""
+    stamp = _stamp(root, rel, now)
     old = known.get(rel)
-    if old is not None and old[0] == kind and stamp and old[2] == stamp:
-        return _SAME, "", rel
     data = (root / rel).read_bytes()
     digest = sha256_tag(data)
     if old is not None and old[:2] == (kind, digest):
@@ -511,6 +513,23 @@ def _examined(
     except KBError as exc:  # e.g. broken frontmatter: its old chunks stay, the rest is indexed
         return _SKIPPED, str(exc)
     return _INDEX, rel, kind, digest, stamp, chunk_rows(chunks), None if doc is None else doc_row(doc)
+
+
+def _stamp(root: Path, rel: str, now: int) -> str:
+    """'size:mtime' of a file last changed at least ``SETTLED`` seconds before ``now``, else ''."""
+    st = os.stat(os.path.join(root, rel))
+    return f"{st.st_size}:{st.st_mtime_ns}" if now - st.st_mtime_ns > SETTLED * 1_000_000_000 else ""
+
+
+def _unmoved(root: Path, known: dict[str, tuple[str, str, str]], now: int, item: tuple[str, str]) -> bool:
+    """Whether a file is as indexed by its size and time alone (``_examined`` would not read it)."""
+    old = known.get(item[0])
+    if old is None or old[0] != item[1] or not old[2]:
+        return False
+    try:
+        return _stamp(root, item[0], now) == old[2]
+    except OSError:
+        return False  # ``_examined`` says why
 
 
 def chunk_rows(chunks: Iterable[Chunk]) -> list[tuple[str, tuple, tuple[str, str, str]]]:
@@ -580,6 +599,25 @@ def mend_query_file(root: Path) -> str:
     return ""
 
 
+def reported(report: CompileReport, stats: UpdateStats) -> None:
+    """Add what an update did to ``report``: the files indexed again, the texts embedded, and
+    its notes (a rebuilt database, matching by meaning off)."""
+    done = report.search_index
+    report.search_index = {
+        "files": done.get("files", 0) + stats.added + stats.changed + stats.removed,
+        "embedded": done.get("embedded", 0) + stats.embedded,
+    }
+    report.notes += [n for n in (stats.rebuilt, stats.semantic) if n and n not in report.notes]
+
+
+def update_layer1(root: Path, semantic: bool, docs: Mapping[str, SourceDoc] | None = None) -> UpdateStats:
+    """Layer 1 alone brought into the index (its documents, sections and their vectors), as
+    compile does in a process of its own while it plans and writes the pages: ``update_index``
+    then finds layer 1 in place. The pages' chunks are left as they are."""
+    with IndexStore(root) as index:
+        return index.update(docs=docs, semantic=semantic, stamps=False, kinds=("source",))
+
+
 def update_index(
     root: Path,
     semantic: bool,
@@ -587,14 +625,16 @@ def update_index(
     report: CompileReport | None = None,
     jobs: int = 1,
     outdated: Mapping[str, Iterable[str]] | None = None,
+    kinds: Collection[str] | None = None,
 ) -> UpdateStats:
     """Compile's last step: the search index brought up to date with the files just written (and
     ``docs``, layer 1 as compile parsed it), its vectors checked (new texts embedded in ``jobs``
     processes), and the statements newer sources changed (``outdated``) kept for answers, so the
     first query after a compile finds it ready; what it did goes into ``report``. Nothing
-    changed: nothing written."""
+    changed: nothing written. ``kinds``: only the files of those kinds (the wiki's, when layer 1
+    was just indexed by ``update_layer1``)."""
     with IndexStore(root) as index:
-        stats = index.update_for(report, docs=docs, semantic=semantic, jobs=jobs)
+        stats = index.update_for(report, docs=docs, semantic=semantic, jobs=jobs, kinds=kinds)
         if outdated is not None:
             index.store_outdated(outdated)
         return stats
