@@ -133,10 +133,15 @@ def streamed(fn: Callable[[T], R], items: Sequence[T], jobs: int, per_slice: int
         _WORK = None
 
 
+AHEAD_NICENESS = 10  # how much lower an ``Ahead`` runs: it takes the cores the caller leaves idle
+
+
 class Ahead:
     """``fn()`` under way in one process forked from this one, while this one goes on with other
-    work; ``result()`` waits for what it returned. Where the platform cannot fork, nothing runs
-    ahead and ``result()`` is None: the caller then does the work itself."""
+    work; ``result()`` waits for what it returned. It runs at a lower priority, so that the
+    caller's own work (and its pools) keep the cores when they want them. Where the platform
+    cannot fork, nothing runs ahead and ``result()`` is None: the caller then does the work
+    itself."""
 
     def __init__(self, fn: Callable[[], Any]):
         self.why = ""  # why nothing came back, when nothing did
@@ -178,6 +183,8 @@ class Ahead:
 
 def _run_ahead(fn: Callable[[], Any], writer: Any) -> None:
     _die_with_parent()
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no os.nice here
+        os.nice(AHEAD_NICENESS)
     try:
         found = (True, fn())
     except BaseException as exc:  # noqa: BLE001 - told to the parent, which does the work itself
