@@ -150,6 +150,18 @@ def test_a_query_reads_vectors_embedded_for_its_own_text(compiled_example: Path)
     db.close()
 
 
+def test_by_meaning_a_derived_word_no_source_holds_is_searched_as_its_base(
+    compiled_example: Path, tmp_path: Path
+) -> None:
+    """No source says 'crusty'; matching by meaning, the search reads it as 'crust', as answers
+    do, and finds the crust FAQ first. By words alone the question is read as typed."""
+    question = "My pods have a white crusty layer on them, what is it?"
+    crust = "layer1_sources/faq/white-crust-on-pods.md#what-is-the-white-crust-on-my-pods-and-tank"
+    on = Lookup(compiled_example).retrieve(question, mode="search")
+    off = Lookup(_lexical(tmp_path, "lexical")).retrieve(question, mode="search")
+    assert on.refs[0] == crust and off.refs[0] != crust and crust in off.refs
+
+
 def _lexical(tmp_path: Path, name: str) -> Path:
     return switch_off(copy_example(tmp_path / name))
 
@@ -332,4 +344,4 @@ def test_lists_read_beside_the_dense_list_are_those_read_alone(
         index.close()
     rows = [{key: ranked.rows for key, ranked in got.lists.items()} for got in beside]
     assert rows == [{key: ranked.rows for key, ranked in got.lists.items()} for got in alone]
-    assert any(key[0].startswith("dense:") and ranked for key, ranked in rows[0].items())
+    assert any(key[0].startswith("dense:") and ranked for lists in rows for key, ranked in lists.items())

@@ -254,7 +254,9 @@ class SearchIndex(IndexStore):
         then, unless they are a strong signal, its dense lists."""
         check_query(question)
         counts = self.term_counts(question, weigh)
-        spelled = respell(question, counts.spelling_count, counts.known)
+        # by meaning, a derived word no source holds is read as its base ('crusty' → 'crust'), as
+        # answers read it; matching by words alone keeps the question's words as typed
+        spelled = respell(question, counts.spelling_count, counts.known, derive=self.by_meaning)
         texts = {True: question, False: spelled}
         depths = deepest(((s.kind, texts[s.typed]), s.depth) for s in plan if not s.dense)
         wanted = {(s.kind, texts[s.typed]): s.depth or DEPTH_DENSE for s in plan if s.dense}
@@ -269,6 +271,12 @@ class SearchIndex(IndexStore):
         if not got.strong:
             lists.update(dense)
         return got
+
+    @property
+    def by_meaning(self) -> bool:
+        """Whether a search reads a dense list: matching by meaning is on, and its vectors and
+        query file can be used."""
+        return self.semantic and self.dense.embedder() is not None
 
     @cached_property
     def semantic(self) -> bool:
