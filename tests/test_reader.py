@@ -1537,6 +1537,20 @@ def test_a_guide_quotes_no_whats_next_section(wiki: Path) -> None:
             assert "What's next?" not in text.split("\n## ", 1)[0], path  # nor in what it covers
 
 
+def test_a_guide_quotes_no_section_that_only_says_where_the_rest_is(wiki: Path) -> None:
+    """The planned maintenance guide opened on '### Maintenance: In the following sections we'll
+    go over maintenance tips …', a section that says nothing but that the others follow."""
+    from wikic.compile.librarian.extract import points_ahead
+
+    assert points_ahead("In the following sections we'll go over maintenance tips.")
+    assert not points_ahead("Follow the steps in the manual.")
+    for path, text in pages(wiki).items():
+        if path.startswith("wiki/guides/"):
+            for section in re.split(r"^#{3,6} .+$", text, flags=re.MULTILINE)[1:]:
+                said = [strip_citations(x) for x in section.split("\n") if "layer1_sources" in x]
+                assert not said or not all(points_ahead(x) for x in said), (path, said)
+
+
 def test_an_image_caption_is_not_quoted_as_text() -> None:
     """FarmBot's pages read 'Box LEDs on Genesis kit' and 'Press the refresh button … Refresh button
     in Google Chrome': the italic caption under an image the wiki does not show. A caption that

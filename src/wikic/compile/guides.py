@@ -34,7 +34,7 @@ from ..core.models import SourceDoc
 from ..core.pool import each
 from . import versions
 from .citations import stem
-from .librarian.extract import device_facts, prose_units, section_content
+from .librarian.extract import device_facts, points_ahead, prose_units, section_content
 from .links import NEXT, item_keys, key_of
 from .schema import Guide
 from .similarity import lexical_counted, section_texts, semantic, terms
@@ -111,7 +111,8 @@ def _quotable(doc: SourceDoc, i: int) -> bool:
     s = doc.sections[i]
     if not s.text.strip() or NEXT.match(s.heading):  # 'What's next?': where the source goes on, no step
         return False
-    return bool(prose_units(s.text)) or any(b.kind == "table" for b in section_content(doc, s))
+    said = [t for _, t in prose_units(s.text) if not points_ahead(t)]  # not 'In the following sections …'
+    return bool(said) or any(b.kind == "table" for b in section_content(doc, s))
 
 
 def _outdated(doc: SourceDoc, i: int, timeline: Timeline | None) -> bool:

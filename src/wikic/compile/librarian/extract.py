@@ -932,6 +932,19 @@ _REFERS_BACK = re.compile(
 )
 
 
+# 'In the following sections we'll go over …': a sentence that says only where the rest is
+_POINTS_AHEAD = re.compile(
+    r"\b(?:in|over) the (?:following|next) (?:sections?|steps|pages?|articles?)\b"
+    r"|\b(?:we'll|we will|let's) (?:go over|cover|look at|walk (?:you )?through)\b",
+    re.IGNORECASE,
+)
+
+
+def points_ahead(text: str) -> bool:
+    """Whether a sentence announces what follows it instead of saying something itself."""
+    return bool(_POINTS_AHEAD.search(plain_inline(text)))
+
+
 def self_contained(text: str, subject: str = "") -> bool:
     """A sentence that reads on its own at the top of a page: a statement of some length that does
     not lean on what came before it ('It …', 'These …') or introduce a list ('… as follows:').
