@@ -680,7 +680,8 @@ class Verifier:
     def _make(self, doc: SourceDoc, anchor: str) -> Cited:
         if doc.path not in self._rest:
             rest = [doc.title, *field_lines(doc)]
-            self._rest[doc.path] = rest, [x for x in map(_normal, rest) if x]
+            # as read: a field's link is its text ('[Open these settings in the app](…)')
+            self._rest[doc.path] = rest, [x for x in map(_normal, map(plain_inline, rest)) if x]
         return _cited(doc, anchor, *self._rest[doc.path])
 
     def cited_text(self, cite: Citation) -> str:
