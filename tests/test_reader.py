@@ -1551,6 +1551,25 @@ def test_a_guide_quotes_no_section_that_only_says_where_the_rest_is(wiki: Path) 
                 assert not said or not all(points_ahead(x) for x in said), (path, said)
 
 
+def test_a_guide_quotes_no_writers_story(tmp_path: Path) -> None:
+    """The planned 'Getting started' guide of the example opened on 'Starting small: I started
+    with a Sprout 3 on my desk, mostly because it is silent …', a blog post's story. A section
+    told mostly in the first person is no step of a task; its topic page keeps it."""
+    from wikic.compile.guides import quotable_sections
+
+    def doc(path: str, body: str) -> SourceDoc:
+        return SourceDoc("s", path, path, path, path, {}, body, "", tuple(split_sections(body)))
+
+    story = doc(
+        "blog/studio.md",
+        "## Starting small\n\nI started with a Sprout 3 on my desk. Its first pods were basil and parsley. "
+        "My lettuce was ready in five weeks.",
+    )
+    steps = doc("faq/setup.md", "## Setting up\n\nFill the tank to the line. I recommend water from the tap.")
+    found = [(d.path, d.sections[i].heading) for d, i in quotable_sections([story, steps], {})]
+    assert found == [("faq/setup.md", "Setting up")]
+
+
 def test_an_image_caption_is_not_quoted_as_text() -> None:
     """FarmBot's pages read 'Box LEDs on Genesis kit' and 'Press the refresh button … Refresh button
     in Google Chrome': the italic caption under an image the wiki does not show. A caption that

@@ -32,6 +32,7 @@ from ..core.facts import field_label
 from ..core.markdown import STOPWORDS, plain_inline, words
 from ..core.models import SourceDoc
 from ..core.pool import each
+from ..core.words import FIRST_PERSON
 from . import versions
 from .citations import stem
 from .librarian.extract import device_facts, points_ahead, prose_units, section_content
@@ -112,6 +113,8 @@ def _quotable(doc: SourceDoc, i: int) -> bool:
     if not s.text.strip() or NEXT.match(s.heading):  # 'What's next?': where the source goes on, no step
         return False
     said = [t for _, t in prose_units(s.text) if not points_ahead(t)]  # not 'In the following sections …'
+    if 2 * sum(1 for t in said if FIRST_PERSON.search(t)) > len(said):  # 'I started with a Sprout 3 …'
+        return False  # a writer's story, no step of a task (its topic page keeps it)
     return bool(said) or any(b.kind == "table" for b in section_content(doc, s))
 
 

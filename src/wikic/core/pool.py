@@ -163,6 +163,7 @@ class Ahead:
         try:
             ok, value = self._reader.recv()
         except EOFError:  # it died without a word (killed, out of memory)
+            self._process.join()
             ok, value = False, f"the process ended with code {self._process.exitcode}"
         finally:
             self._process.join()
