@@ -310,7 +310,16 @@ def test_the_example_export_is_onboarded_like_the_hand_written_sources(tmp_path:
     assert planned.exit_code == 0, planned.output
     assert "+  # 'category' splits the 43 records into 7 groups" in planned.output
     assert "+    group_by: category" in planned.output
-    assert runner.invoke(app, ["--root", str(root), "plan", "--write"]).exit_code == 0
+    written = runner.invoke(app, ["--root", str(root), "plan", "--write"])
+    assert written.exit_code == 0
+    # 'Getting started' would quote one FAQ (how to reset): one document's sections are no guide
+    assert "or a guide of one document's sections, which its topic page holds): guide getting-started" in (
+        " ".join(written.output.split())
+    )
     assert runner.invoke(app, ["--root", str(root), "compile"]).exit_code == 0
+    guides = sorted((root / "wiki" / "guides").glob("*.md"))
+    assert guides and all(
+        len(yaml.safe_load(g.read_text("utf-8").split("---")[1])["sources"]) >= 2 for g in guides
+    )
     found = runner.invoke(app, ["--root", str(root), "search", "vacation mode", "--json"])
     assert found.exit_code == 0 and '"path": "wiki/' in found.output  # wiki pages are indexed too

@@ -993,13 +993,20 @@ def render_kind(kind: str, items: list[Item]) -> str:
 
 
 PAGE_TYPE = {"devices": "device", "guides": "guide", "comparisons": "comparison"}
+GUIDE_SOURCES = 2  # the fewest documents a proposed guide quotes
 
 
 def drop_unplanned(proposal: Proposal, docs: list[SourceDoc], schema: Any, jobs: int = 1) -> list[str]:
     """Take out of ``proposal`` the devices, guides and comparisons the compile planner would
     leave out with ``schema`` (a comparison none of whose rows has a value, a guide no section
-    answers), planning in ``jobs`` processes; returns them as 'kind id'."""
-    planned = {(s.type, s.slug) for s in plan(docs, schema, jobs).pages}
+    answers), and the guides it would make of one document's sections (its topic page holds them
+    whole: a guide is for what several say), planning in ``jobs`` processes; returns them as
+    'kind id'."""
+    planned = {
+        (s.type, s.slug)
+        for s in plan(docs, schema, jobs).pages
+        if s.type != "guide" or len(s.sources) >= GUIDE_SOURCES
+    }
     dropped = []
     for kind, page_type in PAGE_TYPE.items():
         items = proposal.items.get(kind, [])
@@ -1058,7 +1065,10 @@ def plan_schema(
     left_out = drop_unplanned(proposal, docs, load_wiki_schema(root, text), jobs)
     if left_out:
         text = proposed_text(current, proposal, kinds)
-        notes.append(f"not proposed, as compile would write no page for it: {', '.join(left_out)}")
+        notes.append(
+            "not proposed, as compile would write no page for it (or a guide of one document's"
+            f" sections, which its topic page holds): {', '.join(left_out)}"
+        )
     diff = "".join(
         difflib.unified_diff(
             current.splitlines(keepends=True),
