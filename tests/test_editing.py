@@ -352,6 +352,12 @@ def test_a_one_word_name_used_as_a_verb_is_not_that_name() -> None:
     assert names.keys_in("Go to Help.") == {key_of("help")}  # written as a name
     names = Names({key_of("Watercress"): Target("greens.md")})
     assert names.keys_in("A peppery taste similar to watercress.") == {key_of("watercress")}
+    # a sentence, an item or a quotation that opens on the word, an object next, gives an order
+    names = Names({key_of("Plant"): Target("plants.md"), key_of("Help"): Target("app.md")})
+    assert names.keys_in('Give it a name such as "Plant one seed" and press SAVE.') == set()
+    assert names.keys_in("Plant the seeds.") == names.keys_in("- Plant 2 seeds per pod.") == set()
+    assert names.keys_in("Help is in the menu. Each Plant has a page.") == {key_of("help"), key_of("plant")}
+    assert names.keys_in("| Cable carrier (Plant) | 1 |") == {key_of("plant")}  # no word follows it
 
 
 def test_a_sub_index_line_names_the_series_it_lists() -> None:

@@ -133,10 +133,12 @@ class Names:
                         break
                     last = toks[i + size - 1]
                     after = toks[i + size] if i + size < n else None
-                    verb = (
-                        size == 1
-                        and i > 0
-                        and _is_verb(toks[i - 1].group(), last.group(), after.group() if after else "")
+                    verb = size == 1 and (
+                        (
+                            i > 0
+                            and _is_verb(toks[i - 1].group(), last.group(), after.group() if after else "")
+                        )
+                        or _imperative(text, last, after)
                     )
                     common = key in self.proper and not _written_as_name(text, toks[i])
                     longer = _continued(text, last, after) or (
@@ -200,6 +202,29 @@ def _is_verb(before: str, word: str, after: str) -> bool:
         return False
     before = before.lower()
     return before in _MODALS or (before == "to" and after.lower() in _OBJECTS)
+
+
+_NUMBERS = frozenset("one two three four five six seven eight nine ten each every some all".split())
+_OPENS = re.compile(
+    r"(?:^|[.!?:;(\"“‘]|(?:^|\n)\s*(?:[-*+]|\d+[.)]))\s*$"
+)  # a sentence, item or quotation starts
+
+
+def _imperative(text: str, word: re.Match, after: re.Match | None) -> bool:
+    """Whether a one-word name opens a sentence, an item or a quotation as a verb does, an object
+    next: 'Plant one seed', 'Water the tray' (a name would go on 'Plants need …', 'Help is …')."""
+    w = word.group()
+    return (
+        after is not None
+        and text[word.end() : after.start()] == " "  # 'Plant one', not '(Express) | 1'
+        and w[:1].isupper()
+        and w[1:].islower()
+        and stem(w.lower()) == w.lower()  # not a plural: 'Plants need light' names them
+        and (
+            after.group().lower() in _OBJECTS or after.group().lower() in _NUMBERS or after.group().isdigit()
+        )
+        and bool(_OPENS.search(text[max(0, word.start() - 12) : word.start()]))
+    )
 
 
 def _continued(text: str, last: re.Match, after: re.Match | None) -> bool:
