@@ -390,14 +390,17 @@ def test_a_guide_quotes_the_opening_an_answer_s_section_qualifies() -> None:
 
 def test_the_holiday_guide_quotes_only_what_the_trip_needs() -> None:
     """The guide's units are chosen for the trip: of a release post whose title names vacation mode
-    among other news, only the vacation-mode section (not 'A new plant library'); and not an older
+    among other news, not 'A new plant library' (nor its vacation-mode section, which the app 5.0
+    FAQ the guide quotes says sentence for sentence); and not an older
     post or story whose change a quoted newer section already states (app 4.6's 14 days, the
     classroom's spring break), which would repeat history as guidance: of app 4.6 only its step
     that still holds and that no newer source gives (how to switch vacation mode on)."""
     the_plan = planned(REPO)
     spec = next(s for s in the_plan.pages if s.path == "wiki/guides/going-on-holiday.md")
     shown = {tuple(x) for x in spec.config["sections"]}
-    assert ("layer1_sources/blog/app-5-0.md", "vacation-mode-up-to-21-days") in shown
+    # the post's vacation-mode section says again what the app 5.0 FAQ the guide quotes says
+    assert ("layer1_sources/faq/vacation-mode-app-5.md", "before-you-leave") in shown
+    assert ("layer1_sources/blog/app-5-0.md", "vacation-mode-up-to-21-days") not in shown
     assert ("layer1_sources/blog/app-5-0.md", "a-new-plant-library") not in shown
     assert ("layer1_sources/blog/app-5-0.md", "household-sharing") not in shown
     assert "layer1_sources/blog/classroom-garden.md" not in {p for p, _ in shown}
@@ -1193,6 +1196,36 @@ def test_a_short_section_sending_the_reader_to_a_procedure_the_guide_quotes_is_l
     kept = without_pointers([procedure, [Candidate(pointer, 0)], [Candidate(problems, 0)]])
     assert [u[0].doc.id for u in kept] == ["os", "why"]
     assert without_pointers([[Candidate(pointer, 0)]]) == [[Candidate(pointer, 0)]]  # nothing to point at
+
+
+def test_a_section_another_document_already_says_sentence_for_sentence_is_left_out_of_a_guide() -> None:
+    """The holiday guide told 21-day vacation mode twice: the app 5.0 FAQ, then the app 5.0 release
+    post saying the same days, pump cycle and daily summary. Of two that say each other, the later
+    stays; the post's section that tells where to turn vacation mode on stays too."""
+    from wikic.compile.guides import without_restatements
+
+    faq = _guide_doc(
+        "faq",
+        "How long can vacation mode run?",
+        "# How long can vacation mode run?\n\nVacation mode now runs for up to 21 days, up from 14.\n"
+        "The pump runs for 5 minutes every 45 minutes instead of every 30.\n"
+        "While you are away the app sends a daily summary of the water level.\n",
+    )
+    post = _guide_doc(
+        "post",
+        "App 5.0",
+        "# App 5.0\n\n## Vacation mode: up to 21 days\n\nVacation mode can now run for up to 21 days, up from 14.\n"
+        "While you are away the pump runs for 5 minutes every 45 minutes instead of every 30.\n"
+        "While you are away you now get a daily summary of the water level.\n\n"
+        "## Turning it on\n\nTurn on vacation mode under Garden > Vacation before you leave.\n",
+    )
+    units = [[Candidate(faq, 0)], [Candidate(post, 1)], [Candidate(post, 2)]]
+    assert [(u[0].doc.id, u[0].index) for u in without_restatements(units)] == [("post", 1), ("post", 2)]
+    longer = _guide_doc("faq2", "Before a trip", faq.body + "Fill the tank to the MAX line before you go.\n")
+    units = [[Candidate(longer, 0)], [Candidate(post, 1)], [Candidate(post, 2)]]  # it says more: it stays
+    assert [(u[0].doc.id, u[0].index) for u in without_restatements(units)] == [("faq2", 0), ("post", 2)]
+    other = _guide_doc("other", "Sprout 3", "# Sprout 3\n\nVacation mode can run for up to 10 days.\n")
+    assert len(without_restatements([[Candidate(faq, 0)], [Candidate(other, 0)]])) == 2  # another number
 
 
 def _defined(body: str) -> list[str]:

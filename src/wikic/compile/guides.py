@@ -347,6 +347,44 @@ def without_pointers(units: list[list[Candidate]]) -> list[list[Candidate]]:
     return [u for u in units if u in procedures or not pointer(u)]
 
 
+RESTATED = 0.8  # the share of a unit's sentences another document's unit already says: left out
+SAME_WORDS = 0.6  # of a sentence's words another sentence has, with all of its numbers: it says it again
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def without_restatements(units: list[list[Candidate]]) -> list[list[Candidate]]:
+    """The units less those that say again, sentence for sentence, what the units of other documents
+    say: the app 5.0 release post beside the app 5.0 FAQ (the same 21 days, pump cycle and daily
+    summary) is the same answer twice. Of two units that say each other, the later stays. The
+    topic pages keep both."""
+    said = [
+        [
+            (terms(t), set(_NUMBER.findall(t)))
+            for c in unit
+            for _, t in prose_units(c.doc.sections[c.index].text)
+        ]
+        for unit in units
+    ]
+    gone: set[int] = set()
+    for i, unit in enumerate(units):
+        path = unit[0].doc.path
+        others = [s for j, u in enumerate(units) if j not in gone and u[0].doc.path != path for s in said[j]]
+        if said[i] and _restates(said[i], others):
+            gone.add(i)
+    return [u for i, u in enumerate(units) if i not in gone]
+
+
+def _restates(mine: list[tuple[set[str], set[str]]], theirs: list[tuple[set[str], set[str]]]) -> bool:
+    """Whether ``RESTATED`` of ``mine`` (each sentence's words and numbers) are sentences of
+    ``theirs`` again: one has ``SAME_WORDS`` of its words and every number it gives."""
+    again = sum(
+        1
+        for words, nums in mine
+        if any(len(words & w) >= SAME_WORDS * len(words) and nums <= n for w, n in theirs)
+    )
+    return again >= RESTATED * len(mine)
+
+
 def _frames(doc: SourceDoc, j: int) -> bool:
     """Whether section ``j`` above a chosen one is short framing to quote with it: a heading, or a
     few sentences; a document's opening only when its title asks what the opening answers, or
@@ -648,7 +686,7 @@ def plan_guide(
     chosen_units = choose(guide, pool, timeline)
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
-    kept = without_pointers(with_context(kept, pool, timeline))
+    kept = without_restatements(without_pointers(with_context(kept, pool, timeline)))
     ordered = order(
         [[c] for c, _ in steps] + kept, leads or {}
     )  # how to start comes before what the newer says
