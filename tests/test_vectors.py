@@ -60,6 +60,8 @@ def test_numpy_and_the_standard_library_store_the_same_bytes() -> None:
     np = pytest.importorskip("numpy")
     rows = np.random.default_rng(3).standard_normal((20, embedding.DIM)).astype(np.float32)
     rows[0, :5] = 0.0  # ties and zeros: the order of the largest components must agree too
+    rows[1, 100:200] = rows[1, 3]  # a tie across the half that is kept: the lower indices are
+    rows[2] = 0.5  # every component the same size
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
     assert vectors.encode(rows) == vectors.encode(rows.tolist())
     for bad in (rows[:, :128], rows.reshape(-1)[: embedding.DIM * 2].reshape(1, -1), rows * np.nan):

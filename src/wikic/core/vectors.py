@@ -423,9 +423,13 @@ def _encode_numpy(vectors: np.ndarray) -> tuple[list[bytes], list[bytes]]:
     if vectors.ndim != 2 or vectors.shape[1] != DIM or not np.isfinite(vectors).all():
         raise ValueError(f"vectors to store must be rows of {DIM} finite numbers, got shape {vectors.shape}")
     half = vectors.astype("<f2")
-    largest = np.argsort(-np.abs(half), axis=1, kind="stable")[:, : DIM // 2]
-    large = np.zeros(half.shape, dtype=bool)
-    np.put_along_axis(large, largest, True, axis=1)
+    # the DIM/2 largest in size, ties to the lower index: all above the row's (DIM/2)th size, and
+    # of those equal to it, the first few (a partition, not a sort of float16s: several times quicker)
+    size = np.abs(half).astype(np.float32)
+    k = DIM // 2
+    nth = -np.partition(-size, k - 1, axis=1)[:, k - 1 : k]
+    above, tied = size > nth, size == nth
+    large = above | (tied & (np.cumsum(tied, axis=1) <= k - above.sum(axis=1, keepdims=True)))
     packed = np.concatenate([np.packbits(half > 0, axis=1), np.packbits(large, axis=1)], axis=1)
     return [row.tobytes() for row in packed], [row.tobytes() for row in half]
 
