@@ -883,8 +883,9 @@ def test_a_procedure_or_answer_about_the_device_is_quoted_whole_and_a_story_only
     ]
     for facet in ("Use", "Set-up"):  # a writer's own set-up is a story, not a procedure
         told = [s.text for b in about_units(story, story.sections[0], device, facet) for s in b.sentences]
-        # an episode of the writer's ('I added a Canopy 12 …') is left out, a setting they give is not
-        assert told == ["We bought a Canopy 12 for the room.", "I set my Canopy 12 to 14 hours of light."]
+        # an episode of the writer's ('I added a Canopy 12 …', 'We bought a Canopy 12 …') is left out,
+        # a setting they give is not
+        assert told == ["I set my Canopy 12 to 14 hours of light."]
     # on the example wiki: the pump-cleaning answer and the algae procedure, whole
     canopy = (REPO / "wiki/devices/canopy-12.md").read_text()
     for sentence in ("Push the screen back until it clicks.", "Unplug the garden and empty the tank."):
@@ -1553,6 +1554,11 @@ def test_a_writers_story_gives_a_device_page_only_what_names_the_device() -> Non
     shelving.' was all a reader found under 'Setting up the Grove 6'."""
     grove = _current_lines(_page(REPO, "wiki/devices/grove-6.md"))
     assert not any("I hand-pollinate the tomato" in x for x in grove)
+    # the teacher's 'our' is the writer's story too; the company's 'we' in a section told without
+    # an 'I' is advice, and stays
+    canopy = _current_lines(_page(REPO, "wiki/devices/canopy-12.md"))
+    assert not any("Last school year our parent association bought a Canopy 12" in x for x in canopy)
+    assert any("we start a new basil pod every three months" in x for x in canopy)
     assert not any(x.startswith("Six months later I added a Grove 6") for x in grove)
     assert "on top of my kitchen shelving" in _page(REPO, "wiki/topics/user-story.md")  # its home keeps it
 

@@ -229,7 +229,7 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
                     continue
                 if _FIGURE.search(s.text):
                     continue  # quoted apart from its section, it points at nothing
-                if story and FIRST_PERSON.search(s.text) and not _DIGIT.search(named.sub(" ", s.text)):
+                if story and _WRITERS.search(s.text) and not _DIGIT.search(named.sub(" ", s.text)):
                     continue  # 'Six months later I added a Grove 6 …': an episode; 'I set it to 12 hours' tells
                 goes_on = kept and kept[-1] is b.sentences[i - 1]
                 lead_in = i == len(b.sentences) - 1 and s.text.rstrip().endswith(":")  # 'From left to right:'
@@ -257,6 +257,8 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
 
 
 _DIGIT = re.compile(r"\d")
+# in a story (a section the writer tells as 'I'), the writer's people too: 'our parent association'
+_WRITERS = re.compile(FIRST_PERSON.pattern + r"|\b(?:[Ww]e|[Oo]ur|[Uu]s)\b")
 LEAD_IN = 3  # sentences, at most, of a paragraph quoted whole as the lead-in of a list it introduces
 OPENING_CHARS = 400  # a section's opening code block, at most, quoted above a list of it
 
