@@ -1609,6 +1609,27 @@ def test_a_guide_quotes_no_writers_story(tmp_path: Path) -> None:
     assert found == [("faq/setup.md", "Setting up")]
 
 
+def test_a_guide_ends_no_quote_on_a_sentence_that_introduces_what_it_does_not_show(wiki: Path) -> None:
+    """The planned troubleshooting guide ended on 'This is the list of the 32 possible diagnosis
+    codes that will help you to troubleshoot …:' and then 'See in context': the 32 codes are
+    sections the guide does not quote. A sentence that introduces a list the guide shows stays."""
+    from wikic.compile.draft import Block, Sentence
+    from wikic.compile.librarian.offline import without_dangling
+
+    intro, rest = Sentence("The codes are these:", ()), Sentence("Green means all is well.", ())
+    listed = [Block("para", sentences=(rest, intro)), Block("bullets", sentences=(rest,))]
+    assert without_dangling(listed) == listed
+    dangling = [Block("para", sentences=(rest, intro)), Block("links", text="See in context")]
+    assert without_dangling(dangling)[0].sentences == (rest,)
+    for path, text in pages(wiki).items():
+        if path.startswith("wiki/guides/"):
+            lines = text.split("\n")
+            for i, line in enumerate(lines):
+                if "layer1_sources" in line and strip_citations(line).rstrip().endswith(":"):
+                    after = next((x for x in lines[i + 1 :] if x.strip()), "")
+                    assert not after.startswith(("#", "See in context", "From:")), (path, line)
+
+
 def test_an_image_caption_is_not_quoted_as_text() -> None:
     """FarmBot's pages read 'Box LEDs on Genesis kit' and 'Press the refresh button … Refresh button
     in Google Chrome': the italic caption under an image the wiki does not show. A caption that

@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-75"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-76"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -528,8 +528,27 @@ def _guide(job: PageJob) -> Draft:
                 job, doc, sections[0].anchor, heading, 3 if staged else 2, units, dated_title(doc)
             )
             continue
-        blocks += _guide_run(job, doc, sections, 3 if staged else 2)
+        blocks += without_dangling(_guide_run(job, doc, sections, 3 if staged else 2))
     return _finish(job, blocks, names=asked_words(job, blocks))
+
+
+def without_dangling(blocks: list[Block]) -> list[Block]:
+    """A guide's quoted run less a paragraph's last sentence that introduces what follows ('This is
+    the list of the 32 possible diagnosis codes …:') when nothing of it follows on the guide: the
+    list is in sections the guide does not quote, and its topic page, linked below, holds it."""
+    out: list[Block] = []
+    for n, b in enumerate(blocks):
+        after = blocks[n + 1].kind if n + 1 < len(blocks) else "end"
+        if (
+            b.kind == "para"
+            and after in ("heading", "links", "end")
+            and b.sentences[-1].text.rstrip().endswith(":")
+        ):
+            b = replace(b, sentences=b.sentences[:-1])
+            if not b.sentences:
+                continue
+        out.append(b)
+    return out
 
 
 def asked_words(job: PageJob, blocks: list[Block]) -> tuple[str, ...]:
