@@ -451,6 +451,30 @@ def test_a_source_many_pages_quote_does_not_alone_make_them_related(farmbot_comp
     assert "../entries/" not in guide.split("\n## See also\n", 1)[-1].split("\n## ")[0]
 
 
+def test_a_source_an_entry_quotes_for_one_mention_relates_it_to_nothing() -> None:
+    """The planned getting-started guide offered Kabocha Squash under 'See also', and the squash page
+    the guide: the page quotes one sentence of a bed-layout article that names squash, and the guide
+    quotes that article. A page is related by what it is made of, not by a mention it quotes."""
+    from wikic.compile.links import rank_see_also
+    from wikic.compile.pageplan import PageSpec, own_sources
+
+    mention = [("articles/bed.md", "layout", "Large crops such as squash go at the edges.")]
+    crop = PageSpec(
+        "entity",
+        "squash",
+        "Squash",
+        "wiki/entries/squash.md",
+        ("crops/squash.md", "articles/bed.md"),
+        {"mentions": {"crops/squash.md": mention}},
+    )
+    guide = PageSpec("guide", "start", "Start", "wiki/guides/start.md", ("articles/bed.md", "articles/os.md"))
+    assert own_sources(crop) == {"crops/squash.md"} and own_sources(guide) == set(guide.sources)
+    pages = [crop.path, guide.path]
+    related = rank_see_also(pages, {s.path: own_sources(s) for s in (crop, guide)}, {}, {}, {})
+    assert related[crop.path] == () and related[guide.path] == ()
+    assert rank_see_also(pages, {s.path: set(s.sources) for s in (crop, guide)}, {}, {}, {})[crop.path]
+
+
 def test_a_source_link_to_another_source_links_to_where_the_wiki_shows_it(farmbot_compiled: Path) -> None:
     """FarmBot's articles link each other ('follow the detailed configuration instructions
     [here](../farmbot-os/intro/configurator.md)', 'See [Code 1](#code-1)'); the wiki kept the

@@ -717,6 +717,14 @@ def plan_guides(
             pages.add("guide", guide.id, guide.title, pages.with_older(srcs), config)
 
 
+def own_sources(spec: PageSpec) -> set[str]:
+    """The sources a page is made of, less those it quotes only for a sentence that names its
+    entry ('Elsewhere in the knowledge base'): a bed-layout article that mentions squash relates the
+    Kabocha Squash page to no guide that quotes the same article."""
+    mentioned = {p for found in (spec.config.get("mentions") or {}).values() for p, _, _ in found}
+    return set(spec.sources) - mentioned
+
+
 def topic_pool(
     docs: list[SourceDoc], superseded: dict[str, str], homed: set[str], reasons: dict[str, str]
 ) -> list[SourceDoc]:
@@ -1242,7 +1250,7 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
     families = {s.path: s.config["family"] for s in the_plan.pages if s.config.get("family")}
     the_plan.see_also = rank_see_also(
         [s.path for s in the_plan.pages],
-        {s.path: set(s.sources) for s in the_plan.pages},
+        {s.path: own_sources(s) for s in the_plan.pages},
         {p: set(ls) for p, ls in links.items()},
         outgoing,
         series,
