@@ -1630,6 +1630,18 @@ def test_a_guide_ends_no_quote_on_a_sentence_that_introduces_what_it_does_not_sh
                     assert not after.startswith(("#", "See in context", "From:")), (path, line)
 
 
+def test_a_guide_quotes_a_set_of_numbered_options_whole(wiki: Path) -> None:
+    """The planned troubleshooting guide quoted 'Option 2: hard reset' of 'Moving FarmBot to New
+    Locations' without its 'Option 1: soft reset': alternatives, like steps, are quoted as a set."""
+    from wikic.compile.guides import STEP
+
+    assert STEP.match("Option 2: hard reset") and STEP.match("Method 1") and not STEP.match("Optional parts")
+    for path, text in pages(wiki).items():
+        if path.startswith("wiki/guides/"):
+            shown = {int(n) for n in re.findall(r"^#{2,6} (?:Option|Method) (\d+)\b", text, re.MULTILINE)}
+            assert shown == set(range(1, len(shown) + 1)), (path, sorted(shown))
+
+
 def test_an_image_caption_is_not_quoted_as_text() -> None:
     """FarmBot's pages read 'Box LEDs on Genesis kit' and 'Press the refresh button … Refresh button
     in Google Chrome': the italic caption under an image the wiki does not show. A caption that

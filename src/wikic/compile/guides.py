@@ -41,7 +41,7 @@ from .schema import Guide
 from .similarity import lexical_counted, section_texts, semantic, terms
 from .timeline import Timeline, quantities
 
-STEP = re.compile(r"^\s*(?:step|part|stage)\s*\d+\b|^\s*\d+\s*[.):]\s*\S", re.IGNORECASE)
+STEP = re.compile(r"^\s*(?:step|part|stage|option|method)\s*\d+\b|^\s*\d+\s*[.):]\s*\S", re.IGNORECASE)
 PHASES = ("prepare", "do", "check", "fix")
 PHASE_TITLES = {
     "prepare": "Before you start",
