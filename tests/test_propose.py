@@ -386,3 +386,33 @@ def test_a_document_filed_under_an_intent_s_word_is_material_for_its_guide() -> 
     (guide, *_) = [i for i in propose_guides(Corpus(docs, {})) if "troubleshooting" in i.data["query"]]
     assert guide.seen.startswith("3 documents with troubleshooting words")
     assert {"pale", "pump", "blink"} & set(guide.data["query"].split())
+
+
+def test_a_guide_titled_like_a_page_the_planner_makes_is_renamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subject guide 'Troubleshooting: Handling' beside the topic the planner splits by subject,
+    'Troubleshooting: handling': two pages with one title (check's duplicate-page, right after
+    plan --write and compile). The guide becomes '… guide', its id with it."""
+    from wikic.compile.pageplan import PageSpec, Plan
+    from wikic.onboard import plan as onboard
+    from wikic.onboard.plan import Item, Proposal, drop_unplanned
+
+    def spec(kind: str, slug: str, title: str, n: int) -> PageSpec:
+        return PageSpec(kind, slug, title, f"wiki/{kind}s/{slug}.md", tuple(f"l/{i}.md" for i in range(n)))
+
+    pages = [
+        spec("topic", "troubleshooting-handling", "Troubleshooting: handling", 9),
+        spec("guide", "troubleshooting-handling", "Troubleshooting: Handling", 3),
+        spec("guide", "troubleshooting-gantry", "Troubleshooting: Gantry", 3),
+    ]
+    monkeypatch.setattr(onboard, "plan", lambda docs, schema, jobs=1: Plan(pages, [], {}))
+    guides = [
+        Item({"id": "troubleshooting-handling", "title": "Troubleshooting: Handling"}, "4 documents"),
+        Item({"id": "troubleshooting-gantry", "title": "Troubleshooting: Gantry"}, "4 documents"),
+    ]
+    proposal = Proposal({"guides": guides})
+    assert drop_unplanned(proposal, [], None) == []
+    assert [(g.data["id"], g.data["title"]) for g in proposal.items["guides"]] == [
+        ("troubleshooting-handling-guide", "Troubleshooting: Handling guide"),
+        ("troubleshooting-gantry", "Troubleshooting: Gantry"),
+    ]
+    assert proposal.items["guides"][0].seen.endswith("'guide' added to the title, which another page has")

@@ -1001,19 +1001,26 @@ def drop_unplanned(proposal: Proposal, docs: list[SourceDoc], schema: Any, jobs:
     leave out with ``schema`` (a comparison none of whose rows has a value, a guide no section
     answers), and the guides it would make of one document's sections (its topic page holds them
     whole: a guide is for what several say), planning in ``jobs`` processes; returns them as
-    'kind id'."""
-    planned = {
-        (s.type, s.slug)
-        for s in plan(docs, schema, jobs).pages
-        if s.type != "guide" or len(s.sources) >= GUIDE_SOURCES
-    }
+    'kind id'. A guide the planner would title like another page ('Troubleshooting: handling', a
+    topic split by subject) becomes '… guide', so two pages never share a title."""
+    pages = plan(docs, schema, jobs).pages
+    planned = {(s.type, s.slug) for s in pages if s.type != "guide" or len(s.sources) >= GUIDE_SOURCES}
     dropped = []
     for kind, page_type in PAGE_TYPE.items():
         items = proposal.items.get(kind, [])
         keep = [i for i in items if (page_type, i.data.get("id")) in planned]
         dropped += [f"{kind[:-1]} {i.data.get('id')}" for i in items if i not in keep]
         proposal.items[kind] = keep
+    _distinct_from(proposal.items.get("guides", []), {s.title.lower() for s in pages if s.type != "guide"})
     return dropped
+
+
+def _distinct_from(guides: list[Item], titles: set[str]) -> None:
+    for g in guides:
+        if g.data["title"].lower() in titles:
+            g.data["title"] += " guide"
+            g.data["id"] = slugify(g.data["title"])
+            g.seen += "; 'guide' added to the title, which another page has"
 
 
 def proposed_text(current: str, proposal: Proposal, kinds: tuple[str, ...]) -> str:
@@ -1063,8 +1070,8 @@ def plan_schema(
     text = proposed_text(current, proposal, kinds)
     # what would be written must load
     left_out = drop_unplanned(proposal, docs, load_wiki_schema(root, text), jobs)
+    text = proposed_text(current, proposal, kinds)  # less what was left out, a guide renamed
     if left_out:
-        text = proposed_text(current, proposal, kinds)
         notes.append(
             "not proposed, as compile would write no page for it (or a guide of one document's"
             f" sections, which its topic page holds): {', '.join(left_out)}"
