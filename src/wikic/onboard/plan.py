@@ -813,12 +813,17 @@ def _distinct_titles(guides: list[Item], corpus: Corpus, topics: list[Item]) -> 
     }
     # a document can title a topic page too (it introduces its folder, or stands alone)
     groups |= {d.title.lower() for t in topics for d in corpus.by_source[t.data["source"]]}
+    _titled_apart(guides, groups, "a topic group has")
+    return guides
+
+
+def _titled_apart(guides: list[Item], titles: set[str], whose: str) -> None:
+    """Each guide titled like one of ``titles`` (lower-cased) becomes '… guide', its id with it."""
     for g in guides:
-        if g.data["title"].lower() in groups:
+        if g.data["title"].lower() in titles:
             g.data["title"] += " guide"
             g.data["id"] = slugify(g.data["title"])
-            g.seen += "; 'guide' added to the title, which a topic group has"
-    return guides
+            g.seen += f"; 'guide' added to the title, which {whose}"
 
 
 def _common_first_word(titles: list[str]) -> str:
@@ -1011,16 +1016,9 @@ def drop_unplanned(proposal: Proposal, docs: list[SourceDoc], schema: Any, jobs:
         keep = [i for i in items if (page_type, i.data.get("id")) in planned]
         dropped += [f"{kind[:-1]} {i.data.get('id')}" for i in items if i not in keep]
         proposal.items[kind] = keep
-    _distinct_from(proposal.items.get("guides", []), {s.title.lower() for s in pages if s.type != "guide"})
+    titles = {s.title.lower() for s in pages if s.type != "guide"}
+    _titled_apart(proposal.items.get("guides", []), titles, "another page has")
     return dropped
-
-
-def _distinct_from(guides: list[Item], titles: set[str]) -> None:
-    for g in guides:
-        if g.data["title"].lower() in titles:
-            g.data["title"] += " guide"
-            g.data["id"] = slugify(g.data["title"])
-            g.seen += "; 'guide' added to the title, which another page has"
 
 
 def proposed_text(current: str, proposal: Proposal, kinds: tuple[str, ...]) -> str:

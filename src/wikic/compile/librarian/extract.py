@@ -941,8 +941,9 @@ _POINTS_AHEAD = re.compile(
 
 
 def points_ahead(text: str) -> bool:
-    """Whether a sentence announces what follows it instead of saying something itself."""
-    return bool(_POINTS_AHEAD.search(plain_inline(text)))
+    """Whether a sentence (as ``prose_units`` gives it: plain text) announces what follows it
+    instead of saying something itself."""
+    return bool(_POINTS_AHEAD.search(text))
 
 
 def self_contained(text: str, subject: str = "") -> bool:

@@ -151,25 +151,6 @@ class IndexStore:
 
     # -- writing
 
-    def update_for(
-        self,
-        report: CompileReport | None,
-        docs: Mapping[str, SourceDoc] | None = None,
-        semantic: bool | None = None,
-        jobs: int = 1,
-        kinds: Collection[str] | None = None,
-    ) -> UpdateStats:
-        """``update`` as compile runs it (vectors checked, new texts embedded in ``jobs``
-        processes, nothing written when nothing changed), what it did added to ``report``: compile
-        brings the index up to date before planning (layer 1's vectors are the planner's) and
-        again after writing pages."""
-        stats = self.update(docs=docs, semantic=semantic, stamps=False, jobs=jobs, kinds=kinds)
-        if not stats.semantic and self.usable_dense():
-            stats.semantic = mend_query_file(self.root)
-        if report is not None:
-            reported(report, stats)
-        return stats
-
     def update(
         self,
         files: dict[str, str] | None = None,
@@ -634,7 +615,11 @@ def update_index(
     changed: nothing written. ``kinds``: only the files of those kinds (the wiki's, when layer 1
     was just indexed by ``update_layer1``)."""
     with IndexStore(root) as index:
-        stats = index.update_for(report, docs=docs, semantic=semantic, jobs=jobs, kinds=kinds)
+        stats = index.update(docs=docs, semantic=semantic, stamps=False, jobs=jobs, kinds=kinds)
+        if not stats.semantic and index.usable_dense():
+            stats.semantic = mend_query_file(root)
+        if report is not None:
+            reported(report, stats)
         if outdated is not None:
             index.store_outdated(outdated)
         return stats
