@@ -342,3 +342,16 @@ def test_a_name_swapped_in_a_short_clause_is_refused(verifier: Verifier) -> None
     rest = "basil; pinch flower spikes weekly unless you want them for garnish."
     assert verifier.check(f"It flowers earlier than Genovese {rest}", cite).ok
     assert not verifier.check(f"It flowers earlier than Thai {rest}", cite).ok
+
+
+def test_a_directory_line_quoting_its_source_after_the_title_is_read_as_a_quote() -> None:
+    """'Pumpkin — Grows on a long vine.' quotes the entry titled Pumpkin: passed as a quote,
+    without reading the section apart sentence by sentence (a directory lists hundreds)."""
+    pumpkin = _doc("Pumpkin", "# Description\n\nGrows on a long vine. Its fruit keeps for months.\n")
+    verifier = Verifier([pumpkin, BEETS])
+    line = "[Pumpkin](../entries/pumpkin.md) — Grows on a long vine."
+    assert verifier.check(line, cites(pumpkin)).ok
+    assert "analysis" not in vars(verifier.cited(cites(pumpkin)[0]))  # the quote was found, not analysed
+    assert not verifier._labelled_quote("Beets — Grows on a long vine.", tuple(cites(pumpkin)))
+    assert not verifier._labelled_quote("Pumpkin — Grows on a short vine.", tuple(cites(pumpkin)))
+    assert not verifier.check("Pumpkin — Grows on a short vine.", cites(pumpkin)).ok

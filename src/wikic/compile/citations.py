@@ -723,9 +723,18 @@ class Verifier:
             if _normal(plain_inline(quote)) not in self.cited_text_any(cites):
                 return Support(False, "a quoted passage does not occur verbatim in the cited section")
         plain = _normal(plain_inline(text))
-        if any(self.cited(c).quotes(plain.rstrip(".")) for c in cites):
+        if any(self.cited(c).quotes(plain.rstrip(".")) for c in cites) or self._labelled_quote(plain, cites):
             return Support(True)
         return self.supports(plain, cites)
+
+    def _labelled_quote(self, plain: str, cites: tuple[Citation, ...]) -> bool:
+        """'Acorn Squash — Dark green … rind …': a quote of a source put after its own title, as a
+        directory lists its entries, is a quote."""
+        label, dash, rest = plain.partition(" — ")
+        return bool(dash and rest) and any(
+            label == _normal(plain_inline(self.docs[c.path].title)) and self.cited(c).quotes(rest.rstrip("."))
+            for c in cites
+        )
 
     def supports(self, plain: str, cites: tuple[Citation, ...]) -> Support:
         """The checks for a sentence that is not a verbatim quote."""
