@@ -1679,3 +1679,26 @@ def test_a_section_headed_with_the_device_name_alone_is_headed_with_what_it_is_a
     results = "Results for both Genesis and Express"
     assert _about(sections[results], results, names) == results
     assert _about(sections["Connecting"], "Connecting", names) == "Connecting"
+
+
+def test_an_entry_quotes_elsewhere_only_what_its_own_record_does_not_say(wiki: Path) -> None:
+    """'Genovese basil is ready for its first harvest at about six weeks …' (a blog post) under
+    'Elsewhere' on the Genovese Basil page said its own Harvesting section again."""
+    from wikic.compile.guides import restated, sayings
+
+    docs = {d.path: d for d in load_layer1(wiki)}
+    checked = 0
+    for path, text in pages(wiki).items():
+        if "## Elsewhere in the knowledge base" not in text:
+            continue
+        meta = front_matter(text)
+        if meta["type"] != "entity" or "## Elsewhere in the knowledge base" not in text:
+            continue
+        own = sayings(docs[meta["sources"][0]])
+        elsewhere = text.split("## Elsewhere in the knowledge base", 1)[1].split("\n## ", 1)[0]
+        for line in elsewhere.split("\n"):
+            if line.startswith("- "):
+                checked += 1
+                said = plain_inline(strip_citations(line[2:]))
+                assert not restated(said, own), f"{path}: {said}"
+    assert checked

@@ -357,14 +357,7 @@ def without_restatements(units: list[list[Candidate]]) -> list[list[Candidate]]:
     say: the app 5.0 release post beside the app 5.0 FAQ (the same 21 days, pump cycle and daily
     summary) is the same answer twice. Of two units that say each other, the later stays. The
     topic pages keep both."""
-    said = [
-        [
-            (terms(t), set(_NUMBER.findall(t)))
-            for c in unit
-            for _, t in prose_units(c.doc.sections[c.index].text)
-        ]
-        for unit in units
-    ]
+    said = [[saying(t) for c in unit for _, t in prose_units(c.doc.sections[c.index].text)] for unit in units]
     gone: set[int] = set()
     for i, unit in enumerate(units):
         path = unit[0].doc.path
@@ -372,6 +365,21 @@ def without_restatements(units: list[list[Candidate]]) -> list[list[Candidate]]:
         if said[i] and _restates(said[i], others):
             gone.add(i)
     return [u for i, u in enumerate(units) if i not in gone]
+
+
+def saying(text: str) -> tuple[set[str], set[str]]:
+    """What a sentence says, as ``_restates`` compares it: its words (stemmed) and its numbers."""
+    return terms(text), set(_NUMBER.findall(text))
+
+
+def sayings(doc: SourceDoc) -> list[tuple[set[str], set[str]]]:
+    """``saying`` of every quotable unit of ``doc``."""
+    return [saying(t) for section in doc.sections for _, t in prose_units(section.text)]
+
+
+def restated(text: str, said: list[tuple[set[str], set[str]]]) -> bool:
+    """Whether the sentence ``text`` says again what one of ``said`` (``sayings``) says."""
+    return _restates([saying(text)], said)
 
 
 def _restates(mine: list[tuple[set[str], set[str]]], theirs: list[tuple[set[str], set[str]]]) -> bool:

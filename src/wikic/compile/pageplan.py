@@ -804,7 +804,12 @@ def plan_topics(
         ):
             quoted = {}
             for d in members if index else ():
-                found = index.find([d.title, *aliases(d)], d.path, mentions)
+                # what its own record says already, another source's words for it add nothing
+                said = guides.sayings(d)
+                found = [
+                    m for m in index.find([d.title, *aliases(d)], d.path) if not guides.restated(m[2], said)
+                ]
+                found = found[:mentions]
                 if found:
                     quoted[d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
             if entities:

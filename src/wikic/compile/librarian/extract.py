@@ -838,8 +838,10 @@ class MentionIndex:
                     for t in set(toks):
                         self.postings.setdefault(t, []).append(n)
 
-    def find(self, names: list[str], exclude: str, limit: int) -> list[tuple[SourceDoc, Section, str]]:
-        """Up to ``limit`` sentences naming any of ``names`` (as whole words) that read on their
+    def find(
+        self, names: list[str], exclude: str, limit: int | None = None
+    ) -> list[tuple[SourceDoc, Section, str]]:
+        """Up to ``limit`` (else all) sentences naming any of ``names`` (as whole words) that read on their
         own (``stands_alone``), outside ``exclude``; sentences whose section heading names it
         come first."""
         hits: dict[int, bool] = {}
