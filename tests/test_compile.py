@@ -306,17 +306,17 @@ def test_a_hand_edited_page_is_restored_by_the_next_compile(built: Path) -> None
 
 
 def test_entries_quote_where_other_sources_name_them(built: Path) -> None:
-    entry = (built / "wiki/entries/genovese-basil.md").read_text("utf-8")
+    entry = (built / "wiki/entries/thai-basil.md").read_text("utf-8")
     elsewhere = entry.split("## Elsewhere in the knowledge base\n", 1)[1].split("\n## ", 1)[0]
     quoted = [line for line in elsewhere.split("\n") if line.startswith("- ")]
     assert 0 < len(quoted) <= 3
-    for line in quoted:  # each quotes a sentence that names Genovese basil, citing its section
-        cites = parse_citations(line, "wiki/entries/genovese-basil.md")
-        assert cites and all(c.path != "layer1_sources/plants/genovese-basil.md" for c in cites)
-        assert "genovese basil" in strip_citations(line).lower()
+    for line in quoted:  # each quotes a sentence that names Thai basil, citing its section
+        cites = parse_citations(line, "wiki/entries/thai-basil.md")
+        assert cites and all(c.path != "layer1_sources/plants/thai-basil.md" for c in cites)
+        assert "thai basil" in strip_citations(line).lower()
         for cite in cites:
             section = next(s for s in read_layer1(built, cite.path).sections if s.anchor == cite.anchor)
-            assert "genovese basil" in section.text.lower()
+            assert "thai basil" in section.text.lower()
     # the entry's directory links it with its opening sentence, cited
     herbs = (built / "wiki/directories/herbs.md").read_text("utf-8")
     (line,) = [

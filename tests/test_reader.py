@@ -482,7 +482,14 @@ FARMBOT_GUIDES = {
         "Check to see if FarmBot is online",
     ],
     "wiki/guides/connection-problems.md": ["LED", "blocked ports", "Wi-Fi", "Firewall"],
-    "wiki/guides/maintenance.md": ["Check belts for proper tension", "lubricant", "eccentric spacer"],
+    "wiki/guides/maintenance.md": [
+        "Check belts for proper tension",
+        "lubricant",
+        "eccentric spacer",
+        # the rest of the maintenance checklist whose belts and cleaning sections fit best
+        "Tighten loose screws",
+        "Inspect for damage",
+    ],
 }
 
 
@@ -1702,3 +1709,25 @@ def test_an_entry_quotes_elsewhere_only_what_its_own_record_does_not_say(wiki: P
                 said = plain_inline(strip_citations(line[2:]))
                 assert not restated(said, own), f"{path}: {said}"
     assert checked
+
+
+def test_a_checklist_of_instructions_is_quoted_whole_and_a_post_s_sections_are_not() -> None:
+    """A document that fits the guide gives every section beside the one chosen when each is
+    headed by an instruction ('Keep FarmBot clean', 'Tighten loose screws' …), as a procedure
+    gives its steps; a release post's sections ('Household sharing') are chosen one by one."""
+    from wikic.compile.guides import Candidate, _checklist
+
+    checklist = _guide_doc(
+        "care",
+        "General care",
+        "# General care\n\n## Keep the tank clean\n\nRinse it monthly.\n\n## Tighten loose screws\n\n"
+        "Check the screws.\n\n## Inspect for damage\n\nLook for cracks.\n",
+    )
+    post = _guide_doc(
+        "post",
+        "App 5.0",
+        "# App 5.0\n\n## Vacation mode\n\nUp to 21 days.\n\n## Household sharing\n\nShare a garden.\n",
+    )
+    for doc, whole in ((checklist, [1, 2, 3]), (post, [])):
+        at = {(doc.path, i): Candidate(doc, i) for i in range(1, len(doc.sections))}
+        assert _checklist(doc, 2, at) == whole

@@ -64,6 +64,7 @@ FIT = 0.4  # a section fits when it scores at least this share of the best secti
 REDUNDANCY = 0.5  # how much a unit's overlap with what is chosen counts against it
 NOVELTY = 0.3  # how much bringing the guide's query words first counts for it
 DOC_FIT = 0.6  # a procedure whose document fits this well is quoted whole
+CHECKLIST = 6  # sections beside one another, at most, that a document fitting the guide gives whole
 PROCEDURE = 0.15  # the bonus of a procedure most of whose steps fit the guide
 PER_DEVICE = 0.2  # the bonus of a section that states something for each device, item by item
 RERANK = 400  # sections reranked by meaning, the best by words
@@ -429,13 +430,31 @@ def _steps(doc: SourceDoc, i: int) -> list[int]:
     return run
 
 
+def _checklist(doc: SourceDoc, i: int, at: dict) -> list[int]:
+    """The sections beside section ``i`` under the same heading, at its level, itself among them,
+    when they are a checklist: two to ``CHECKLIST`` quotable sections (in ``at``), each headed by
+    an instruction ('Keep FarmBot clean', 'Tighten loose screws', 'Inspect for damage'); else []."""
+    s = doc.sections[i]
+    same = [
+        j
+        for j, x in enumerate(doc.sections)
+        if x.level == s.level and x.path[:-1] == s.path[:-1] and (doc.path, j) in at
+    ]
+    heads = [words(doc.sections[j].heading)[:1] for j in same]
+    listed = 2 <= len(same) <= CHECKLIST and all(h and h[0] in INSTRUCTIONS for h in heads)
+    return same if listed else []
+
+
 def _unit(c: Candidate, at: dict, best: float) -> list[Candidate]:
     """The sections shown with ``c``: the whole procedure when ``c`` is a step of one that fits (a
-    third of its steps fit, or its document as a whole does), and the sub-sections that fit too
-    (all of a step's)."""
+    third of its steps fit, or its document as a whole does), every section beside it when its
+    document fits as a whole (a checklist is quoted whole, as a procedure is), and the
+    sub-sections that fit too (all of a step's or a checklist's)."""
     steps = _steps(c.doc, c.index)
     fitting = [j for j in steps if (c.doc.path, j) in at and at[(c.doc.path, j)].score >= FIT * best]
     whole = len(fitting) * 3 >= len(steps) or c.doc_fit >= DOC_FIT
+    if not steps and c.doc_fit >= DOC_FIT:
+        steps = _checklist(c.doc, c.index, at)
     heads = steps if steps and whole else [c.index]
     members: list[int] = []
     for j in heads:
@@ -529,9 +548,11 @@ def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[lis
 
 # Verbs a step opens with ('Fill the tank …', 'turn on vacation mode'): a sentence that tells what to do.
 INSTRUCTIONS = frozenset(
-    """add check choose clean click close connect disconnect empty enable disable fill follow go
-    harvest insert install lift lower move open place plug pour press pull push put raise refill
-    remove replace reset rinse select set switch tap turn unplug update use wait wipe""".split()
+    """add adjust align attach calibrate check choose clean click close connect cover cut disconnect
+    drain dry empty enable disable fill flush follow go harvest insert inspect install keep lift
+    loosen lower lubricate measure mount move open place plug pour press prune pull push put raise
+    refill remove replace reset rinse secure select set store switch tap test tighten trim turn
+    unplug update use wait wipe""".split()
 )
 
 
