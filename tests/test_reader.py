@@ -1731,3 +1731,15 @@ def test_a_checklist_of_instructions_is_quoted_whole_and_a_post_s_sections_are_n
     for doc, whole in ((checklist, [1, 2, 3]), (post, [])):
         at = {(doc.path, i): Candidate(doc, i) for i in range(1, len(doc.sections))}
         assert _checklist(doc, 2, at) == whole
+
+
+def test_an_entry_suited_to_some_devices_sends_readers_to_no_other_device() -> None:
+    """Yellow Cherry Tomato suits the Canopy 12 alone; its 'See also' offered the Sprout 3 and the
+    Grove 6, which a reader takes for a recommendation."""
+    the_plan = planned(REPO)
+    named = pageplan.devices_named(the_plan, {d.path: d for d in load_layer1(REPO)})
+    assert named["wiki/entries/yellow-cherry-tomato.md"] == {"wiki/devices/canopy-12.md"}
+    for path, devices in named.items():
+        see_also = _page(REPO, path).split("## See also\n", 1)[1].split("\n## ", 1)[0]
+        shown = set(re.findall(r"\(\.\./devices/([^)]+)\)", see_also))
+        assert {f"wiki/devices/{d}" for d in shown} <= devices, path

@@ -1265,10 +1265,39 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         if spec.type == "hub":
             listed = {path for path, *_ in spec.config["models"]}
             the_plan.see_also[spec.path] = tuple(p for p in the_plan.see_also[spec.path] if p not in listed)
+    kinds = {s.path: s.type for s in the_plan.pages}
+    for spec, named in devices_named(the_plan, by_path).items():  # an entry suited to the Canopy 12
+        the_plan.see_also[spec] = tuple(  # alone does not send readers to other planters
+            p for p in the_plan.see_also[spec] if p in named or kinds[p] != "device"
+        )
     for p, related in the_plan.see_also.items():
         outgoing[p] = outgoing[p] | set(related)
     the_plan.titles = {s.path: s.title for s in the_plan.pages}
     the_plan.backlinks = ranked_backlinks(the_plan, backlinks(outgoing), links)
+
+
+def devices_named(the_plan: Plan, by_path: dict[str, SourceDoc]) -> dict[str, set[str]]:
+    """Per entry page whose record's fields name devices ('suitable_devices: [canopy-12]'), the
+    pages of those devices."""
+    devices = {
+        key_of(name): spec.path
+        for spec in the_plan.pages
+        if spec.type == "device"
+        for name in (spec.config["device"].get("id", ""), spec.config["device"]["title"])
+        if name
+    }
+    out: dict[str, set[str]] = {}
+    for spec in the_plan.pages:
+        doc = by_path.get(spec.config["members"][0]) if spec.type == "entity" else None
+        values = [v for value in (doc.meta.values() if doc else ()) for v in _listed(value)]
+        named = {devices[k] for v in values if (k := key_of(v)) in devices}
+        if named:
+            out[spec.path] = named
+    return out
+
+
+def _listed(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [value] if isinstance(value, str) else []
 
 
 _KIN = ("guide", "device", "comparison", "hub", "topic", "directory", "entity", "glossary", "changes")
