@@ -1743,3 +1743,12 @@ def test_an_entry_suited_to_some_devices_sends_readers_to_no_other_device() -> N
         see_also = _page(REPO, path).split("## See also\n", 1)[1].split("\n## ", 1)[0]
         shown = set(re.findall(r"\(\.\./devices/([^)]+)\)", see_also))
         assert {f"wiki/devices/{d}" for d in shown} <= devices, path
+
+
+def test_an_entry_many_records_name_as_a_companion_still_links() -> None:
+    """Chives is a companion in ten plant records, which made it 'too common' a word to link: the
+    herbs comparison left its row the only one without a link, and no page linked it."""
+    herbs = _page(REPO, "wiki/comparisons/herbs.md")
+    assert "| [Chives](../entries/chives.md) |" in herbs
+    sprout = _page(REPO, "wiki/devices/sprout-3.md")
+    assert "[chives](../entries/chives.md)" in sprout

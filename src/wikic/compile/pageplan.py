@@ -1158,17 +1158,20 @@ def find_subjects(
     current = [d for d in docs if d.path not in the_plan.superseded_by]
     titles = unique_titles([(title, target) for title, target, _ in entries])
     found = each(
-        lambda d: (probe.keys_in(scanned_text(d)), listed_titles(d.body, titles)),
+        lambda d: (*map(probe.keys_in, scanned_text(d)), listed_titles(d.body, titles)),
         current,
         jobs,
     )
-    in_doc = {d.path: keys for d, (keys, _) in zip(current, found, strict=True)}
-    listed = {d.path: keys for d, (_, keys) in zip(current, found, strict=True) if keys}
+    in_doc = {d.path: said | valued for d, (said, valued, _) in zip(current, found, strict=True)}
+    listed = {d.path: keys for d, (_, _, keys) in zip(current, found, strict=True) if keys}
     counts: Counter = Counter(k for keys in in_doc.values() for k in keys)
+    # how many documents use a name in what they say: a plant's companions ('chives, dill') pair it
+    # with others, which makes it no common word
+    said_in: Counter = Counter(k for said, _, _ in found for k in said)
     names = dict(devices)
     common = max(2, COMMON_SHARE * len(current))  # a one-word name most documents use ('water')
     for key, targets in sorted(by_name.items()):  # says nothing as a link; 'Genovese Basil' does
-        if len(targets) == 1 and key not in names and (len(key) > 1 or counts[key] <= common):
+        if len(targets) == 1 and key not in names and (len(key) > 1 or said_in[key] <= common):
             names[key] = targets[0]
     the_plan.proper = frozenset(k for k in proper if k in names)
     the_plan.words = frozenset(k for k in the_plan.proper if k not in devices)
@@ -1179,12 +1182,12 @@ def find_subjects(
 _SLUG = re.compile(r"^[a-z][a-z]+(?:-[a-z]+)+$")  # a record id of words ('italian-parsley'), not a number
 
 
-def scanned_text(doc: SourceDoc) -> str:
-    """What a document says that may name a subject: its title, its text, and its fields' values
-    (a plant's companions 'thai-basil, dill', the planters it suits 'grove-6, canopy-12'), not
-    where it is filed ('section: v1.1/bom/fasteners-and-hardware')."""
+def scanned_text(doc: SourceDoc) -> tuple[str, str]:
+    """What a document says that may name a subject: its title and its text, then its fields'
+    values (a plant's companions 'thai-basil, dill', the planters it suits 'grove-6, canopy-12'),
+    not where it is filed ('section: v1.1/bom/fasteners-and-hardware')."""
     values = "\n".join(f.value for f in field_facts(doc) if f.key not in TAXONOMY and "/" not in f.value)
-    return f"{doc.title}\n{plain_inline(doc.body)}\n{values}"
+    return f"{doc.title}\n{plain_inline(doc.body)}", values
 
 
 def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
