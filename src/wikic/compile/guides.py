@@ -383,6 +383,27 @@ def restated(text: str, said: list[tuple[set[str], set[str]]]) -> bool:
     return _restates([saying(text)], said)
 
 
+def _subject(heading: str) -> frozenset[str]:
+    """What a heading is about: its words less an instruction ('Perform a hard reset' → hard, reset)."""
+    return frozenset(terms(heading) - _DOING)
+
+
+def without_namesakes(units: list[list[Candidate]]) -> list[list[Candidate]]:
+    """The units (best first) less a section headed by the subject of a section chosen before it:
+    'Hard reset' of the app's controls after the troubleshooting guide's 'Perform a hard reset' is
+    the same advice a third time. A procedure's steps are no subject of their own."""
+    seen: set[frozenset[str]] = set()
+    out = []
+    for unit in units:
+        head = unit[0].doc.sections[unit[0].index].heading
+        subject = frozenset() if STEP.match(head) else _subject(head)
+        if subject and subject in seen:
+            continue
+        seen.add(subject)
+        out.append(unit)
+    return out
+
+
 def _restates(mine: list[tuple[set[str], set[str]]], theirs: list[tuple[set[str], set[str]]]) -> bool:
     """Whether ``RESTATED`` of ``mine`` (each sentence's words and numbers) are sentences of
     ``theirs`` again: one has ``SAME_WORDS`` of its words and every number it gives."""
@@ -556,6 +577,9 @@ INSTRUCTIONS = frozenset(
 )
 
 
+_DOING = frozenset(stem(w) for w in INSTRUCTIONS | {"perform", "do", "make", "how", "to"})
+
+
 def still_current_steps(
     history: list[list[Candidate]], kept: list[list[Candidate]], timeline: Timeline | None
 ) -> list[tuple[Candidate, list[str]]]:
@@ -715,7 +739,7 @@ def plan_guide(
     chosen_units = choose(guide, pool, timeline)
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
-    kept = without_restatements(without_pointers(with_context(kept, pool, timeline)))
+    kept = without_restatements(without_pointers(with_context(without_namesakes(kept), pool, timeline)))
     ordered = order(
         [[c] for c, _ in steps] + kept, leads or {}
     )  # how to start comes before what the newer says
