@@ -1752,3 +1752,48 @@ def test_an_entry_many_records_name_as_a_companion_still_links() -> None:
     assert "| [Chives](../entries/chives.md) |" in herbs
     sprout = _page(REPO, "wiki/devices/sprout-3.md")
     assert "[chives](../entries/chives.md)" in sprout
+
+
+@pytest.mark.parametrize(
+    ("text", "points"),
+    [
+        ("Try looking through our troubleshooting guides below.", True),
+        ("If you have software related issues, please see the Software Troubleshooting Guide.", True),
+        ("Still having issues?", True),
+        ("Please email contact@example.com or consider posting in the community forum.", True),
+        ("Check the hose below the tank for leaks.", False),
+        ("Email the receipt to support within 30 days to start a return.", False),
+    ],
+)
+def test_a_sentence_that_only_says_where_to_look_or_asks_is_no_guide_material(
+    text: str, points: bool
+) -> None:
+    """The planned troubleshooting guide quoted a section made of 'Having issues with your
+    FarmBot's hardware? Try looking through our troubleshooting guides below.', with nothing
+    below it."""
+    from wikic.compile.librarian.extract import points_ahead
+
+    assert points_ahead(text) is points
+    section = "# Help\n\n" + (
+        "Having issues? Try looking through our troubleshooting guides below. Still having issues? "
+        "Please email help@example.com."
+    )
+    from wikic.compile.guides import quotable_sections
+
+    assert quotable_sections([_guide_doc("help", "Help", section)], {}) == []
+
+
+def test_a_guide_quotes_one_section_per_subject_and_a_procedure_s_steps_all() -> None:
+    """The planned troubleshooting guide quoted 'Perform a hard reset', then the controls page's
+    'Hard reset': the same advice again in other words."""
+    from wikic.compile.guides import Candidate, without_namesakes
+
+    first = _guide_doc("a", "Advanced", "# Advanced\n\n## Perform a hard reset\n\nReflash the card.\n")
+    second = _guide_doc("b", "Controls", "# Controls\n\n## Hard reset\n\nErase all data.\n")
+    steps = _guide_doc(
+        "c",
+        "Moving",
+        "# Moving\n\n## Option 1: soft reset\n\nClick it.\n\n## Option 2: hard reset\n\nReflash.\n",
+    )
+    units = [[Candidate(first, 1)], [Candidate(steps, 1), Candidate(steps, 2)], [Candidate(second, 1)]]
+    assert without_namesakes(units) == units[:2]

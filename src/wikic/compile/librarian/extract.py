@@ -934,18 +934,23 @@ _REFERS_BACK = re.compile(
 )
 
 
-# 'In the following sections we'll go over …': a sentence that says only where the rest is
+# 'In the following sections we'll go over …', 'Try looking through our troubleshooting guides
+# below', 'Please see the Software Troubleshooting Guide', 'Still having issues?', 'Please email
+# contact@…': a sentence that says only where the rest (or help) is, or asks
 _POINTS_AHEAD = re.compile(
     r"\b(?:in|over) the (?:following|next) (?:sections?|steps|pages?|articles?)\b"
-    r"|\b(?:we'll|we will|let's) (?:go over|cover|look at|walk (?:you )?through)\b",
+    r"|\b(?:we'll|we will|let's) (?:go over|cover|look at|walk (?:you )?through)\b"
+    r"|\b(?:look(?:ing)? through|browse(?: through)?|check out)\b[^.!?]*\b(?:below|guides?|articles?)\b"
+    r"|\bplease (?:see|refer to|read)\b[^.!?]*\b(?:guides?|articles?|sections?|pages?)\b"
+    r"|^please (?:e-?mail|contact|call|write to)\b|\?$",
     re.IGNORECASE,
 )
 
 
 def points_ahead(text: str) -> bool:
-    """Whether a sentence (as ``prose_units`` gives it: plain text) announces what follows it
-    instead of saying something itself."""
-    return bool(_POINTS_AHEAD.search(text))
+    """Whether a sentence (as ``prose_units`` gives it: plain text) announces what follows it, or
+    where else to look or ask, instead of saying something itself."""
+    return bool(_POINTS_AHEAD.search(text.strip()))
 
 
 def self_contained(text: str, subject: str = "") -> bool:
