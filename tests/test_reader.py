@@ -1797,3 +1797,12 @@ def test_a_guide_quotes_one_section_per_subject_and_a_procedure_s_steps_all() ->
     )
     units = [[Candidate(first, 1)], [Candidate(steps, 1), Candidate(steps, 2)], [Candidate(second, 1)]]
     assert without_namesakes(units) == units[:2]
+
+
+def test_a_guide_to_fixing_problems_diagnoses_and_fixes_first_and_gives_background_last() -> None:
+    """'Fixing common problems' opened with '## What to do / ### What Wi-Fi does my garden need?',
+    and its fixes (reset, algae) came after, under 'If something goes wrong'."""
+    heads = [x for x in body_lines(_page(REPO, "wiki/guides/fix-common-problems.md")) if x.startswith("## ")]
+    assert heads[:2] == ["## If something goes wrong", "## Good to know"] and "## What to do" not in heads
+    holiday = body_lines(_page(REPO, "wiki/guides/going-on-holiday.md"))
+    assert "## What to do" in holiday and "## Good to know" not in holiday

@@ -43,11 +43,14 @@ from .timeline import Timeline, quantities
 
 STEP = re.compile(r"^\s*(?:step|part|stage|option|method)\s*\d+\b|^\s*\d+\s*[.):]\s*\S", re.IGNORECASE)
 PHASES = ("prepare", "do", "check", "fix")
+# a guide to fixing problems diagnoses, then fixes; what it quotes of doing things is background
+FIXING = ("prepare", "check", "fix", "know")
 PHASE_TITLES = {
     "prepare": "Before you start",
     "do": "What to do",
     "check": "Checking",
     "fix": "If something goes wrong",
+    "know": "Good to know",
 }
 _CUES = {
     "fix": """troubleshoot troubleshooting problem problems fix fixing error errors issue issues fail
@@ -668,11 +671,14 @@ def _items_of(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(item_keys(text))
 
 
-def order(units: list[list[Candidate]], leads: dict[str, str] | None = None) -> list[tuple[Candidate, str]]:
-    """The units' sections in task order: prepare, do, check, fix; within a phase a unit that
-    names another's document comes after it, and so does one whose document another's 'What's
-    next?' leads to (``leads``: document → the one it leads on to), else the best-fitting first.
-    A unit is kept together, in its document's order."""
+def order(
+    units: list[list[Candidate]], leads: dict[str, str] | None = None, fixing: bool = False
+) -> list[tuple[Candidate, str]]:
+    """The units' sections in task order: prepare, do, check, fix (in a guide to ``fixing``
+    problems: prepare, check, fix, then what it quotes of doing things, as background to know);
+    within a phase a unit that names another's document comes after it, and so does one whose
+    document another's 'What's next?' leads to (``leads``: document → the one it leads on to),
+    else the best-fitting first. A unit is kept together, in its document's order."""
     leads = leads or {}
     placed = []
     for unit in units:
@@ -684,8 +690,10 @@ def order(units: list[list[Candidate]], leads: dict[str, str] | None = None) -> 
         phase = "do" if steps and not fix else phase_of(section.heading, about)
         placed.append((phase, sorted(unit, key=lambda c: c.index)))
     placed = [(_phase_before(u, placed) or p, u) for p, u in placed]
+    if fixing:
+        placed = [("know" if p == "do" else p, u) for p, u in placed]
     out: list[tuple[Candidate, str]] = []
-    for phase in PHASES:
+    for phase in FIXING if fixing else PHASES:
         todo = [u for p, u in placed if p == phase]
         while todo:
             ready = [
@@ -740,9 +748,9 @@ def plan_guide(
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
     kept = without_restatements(without_pointers(with_context(without_namesakes(kept), pool, timeline)))
-    ordered = order(
-        [[c] for c, _ in steps] + kept, leads or {}
-    )  # how to start comes before what the newer says
+    fixing = phase_of(guide.title, guide.purpose or "") == "fix"
+    # how to start comes before what the newer says
+    ordered = order([[c] for c, _ in steps] + kept, leads or {}, fixing)
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]
     )
