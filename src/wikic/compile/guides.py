@@ -131,16 +131,21 @@ def _outdated(doc: SourceDoc, i: int, timeline: Timeline | None) -> bool:
     return bool(said) and gone / len(said) >= OUTDATED
 
 
-def quotable_sections(docs: list[SourceDoc], superseded: dict[str, str]) -> list[tuple[SourceDoc, int]]:
+def quotable_sections(
+    docs: list[SourceDoc], superseded: dict[str, str], jobs: int = 1
+) -> list[tuple[SourceDoc, int]]:
     """The current sections of ``docs`` that have something to quote, as (document, index): found
-    once for all the guides of a plan."""
-    return [
-        (d, i)
-        for d in docs
-        if d.path not in superseded
-        for i, s in enumerate(d.sections)
-        if not versions.is_superseded(d.path, s.anchor, superseded) and _quotable(d, i)
-    ]
+    once for all the guides of a plan (in ``jobs`` processes)."""
+    current = [d for d in docs if d.path not in superseded]
+
+    def quotable(d: SourceDoc) -> list[int]:
+        return [
+            i
+            for i, s in enumerate(d.sections)
+            if not versions.is_superseded(d.path, s.anchor, superseded) and _quotable(d, i)
+        ]
+
+    return [(d, i) for d, found in zip(current, each(quotable, current, jobs), strict=True) for i in found]
 
 
 def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Candidate]:

@@ -664,7 +664,7 @@ def guide_covers(sections: list[tuple[str, str]], by_path: dict[str, SourceDoc])
     return "In this guide: " + contents_line(list(dict.fromkeys(heads))).removeprefix(CONTENTS_PREFIX)
 
 
-GUIDES_IN_PROCESSES = 2000  # quotable sections from which guides are planned in processes of their own
+GUIDES_IN_PROCESSES = 2000  # sections from which guides are planned in processes of their own
 
 
 def plan_guides(
@@ -690,9 +690,9 @@ def plan_guides(
     ]
     sources = entry_sources(schema, docs)
     entries = {d.path for d in docs if d.source in sources}
-    quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
+    jobs = jobs if sum(len(d.sections) for d in docs) >= GUIDES_IN_PROCESSES else 1
+    quotable = guides.quotable_sections(docs, pages.superseded, jobs) if schema.guides else []
     read = guides.Counted(list(schema.guides))  # each text read once for every guide
-    jobs = jobs if len(quotable) >= GUIDES_IN_PROCESSES else 1
     if jobs > 1:
         read.read_all(quotable, jobs)
 
@@ -804,12 +804,10 @@ def plan_topics(
         ):
             quoted = {}
             for d in members if index else ():
-                # what its own record says already, another source's words for it add nothing
-                said = guides.sayings(d)
-                found = [
-                    m for m in index.find([d.title, *aliases(d)], d.path) if not guides.restated(m[2], said)
-                ]
-                found = found[:mentions]
+                found = index.find([d.title, *aliases(d)], d.path)
+                if found:  # what its own record says already, another source's words for it add nothing
+                    said = guides.sayings(d)
+                    found = [m for m in found if not guides.restated(m[2], said)][:mentions]
                 if found:
                     quoted[d.path] = [[m.path, sec.anchor, text] for m, sec, text in found]
             if entities:

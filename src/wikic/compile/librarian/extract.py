@@ -942,15 +942,20 @@ _POINTS_AHEAD = re.compile(
     r"|\b(?:we'll|we will|let's) (?:go over|cover|look at|walk (?:you )?through)\b"
     r"|\b(?:look(?:ing)? through|browse(?: through)?|check out)\b[^.!?]*\b(?:below|guides?|articles?)\b"
     r"|\bplease (?:see|refer to|read)\b[^.!?]*\b(?:guides?|articles?|sections?|pages?)\b"
-    r"|^please (?:e-?mail|contact|call|write to)\b|\?$",
+    r"|^please (?:e-?mail|contact|call|write to)\b",
     re.IGNORECASE,
 )
+_POINTING = ("following", "next", "we'll", "we will", "let's", "look", "brows", "check out", "please")
 
 
 def points_ahead(text: str) -> bool:
     """Whether a sentence (as ``prose_units`` gives it: plain text) announces what follows it, or
     where else to look or ask, instead of saying something itself."""
-    return bool(_POINTS_AHEAD.search(text.strip()))
+    text = text.strip()
+    if text.endswith("?"):
+        return True
+    lowered = text.lower()  # most sentences hold none of the words: no need to search them
+    return any(w in lowered for w in _POINTING) and bool(_POINTS_AHEAD.search(text))
 
 
 def self_contained(text: str, subject: str = "") -> bool:
