@@ -1827,3 +1827,17 @@ def test_a_device_page_gathers_no_single_step_of_a_procedure() -> None:
     device = {"id": "express", "title": "FarmBot Express", "match": ["Express"]}
     found = [anchor for _, _, anchor in gather(device, [build], set())]
     assert found == ["step-2-mount-the-express", "bed-size"]
+
+
+def test_an_entry_opens_with_its_short_description_and_heads_its_other_long_fields(
+    farmbot_compiled: Path,
+) -> None:
+    """Beet's description is short, so transform lists it with the details; its sowing method is
+    long, so it is a section. The page lost the description (the fact list holds no prose, and the
+    details item was left to it) and opened with the sowing method, unheaded."""
+    beet = body_lines(_page(farmbot_compiled, "wiki/entries/beet.md"))
+    text = [x for x in beet if x and not x.startswith("#")]
+    assert text[0].startswith("Extremely sweet, perfectly round beets")
+    assert "## Sowing method" in beet
+    directory = _page(farmbot_compiled, "wiki/directories/full-sun-crops.md")
+    assert "- [Beet](../entries/beet.md) — Extremely sweet" in directory

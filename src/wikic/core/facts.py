@@ -168,17 +168,35 @@ def facts(
     return out
 
 
-def prose_fields(doc: SourceDoc, hide: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """(field, text) of long text fields the document's body does not already contain."""
-    body = " ".join(doc.body.split())
+def prose_fields(doc: SourceDoc, hide: tuple[str, ...] = (), listed: bool = False) -> list[tuple[str, str]]:
+    """(field, text) of long text fields the document's body does not already say: a details list
+    restating the fields ('- **Description:** Extremely sweet …', as transform writes a short
+    one) is no saying, since a page leaves that list to the fact list, which holds no prose;
+    unless ``listed`` (an answer reads that list's items as they are)."""
+    said = None
     out = []
     for key, value in doc.meta.items():
-        if key in hide or is_bookkeeping(key) or not isinstance(value, str) or is_unknown(value):
+        if key in hide or is_bookkeeping(key) or not is_prose(key, value) or is_unknown(value):
             continue
+        if said is None:
+            said = " ".join((doc.body if listed else _unrestated(doc)).split())
         text = value.strip()
-        if is_prose(key, value) and " ".join(text.split()) not in body:
+        if " ".join(text.split()) not in said:
             out.append((key, text))
     return out
+
+
+_ITEM = re.compile(r"^\s*[-*+]\s+(.*)$")
+_MARKS = re.compile(r"\*\*|__|`")
+
+
+def _unrestated(doc: SourceDoc) -> str:
+    """The body less its list items that restate a field ('- **Height:** 30')."""
+    return "\n".join(
+        line
+        for line in doc.body.split("\n")
+        if not ((m := _ITEM.match(line)) and restated_field(doc, _MARKS.sub("", m.group(1))))
+    )
 
 
 _RESTATED = re.compile(r"^\s*(?:\*\*|__)?([^:*_]{1,60}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.+?)\s*$")

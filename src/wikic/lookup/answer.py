@@ -450,7 +450,7 @@ def lead_units(doc: SourceDoc) -> list[Unit]:
     document's first section."""
     first = doc.sections[0].anchor if doc.sections else ""
     ref = doc.path + (f"#{first}" if first else "")
-    sentences = [s for _, text in prose_fields(doc) for s in split_sentences(plain_inline(text))]
+    sentences = [s for _, text in prose_fields(doc, listed=True) for s in split_sentences(plain_inline(text))]
     return [Unit("sentence", s, ref, doc.title, n) for n, s in enumerate(sentences)]
 
 

@@ -12,10 +12,10 @@ from itertools import chain
 from ...core.bm25 import tokens
 from ...core.facts import (
     BYLINE,
+    PROSE_FIELDS,
     TAXONOMY,
     field_label,
     format_value,
-    is_bookkeeping,
     is_unknown,
     label,
     plural_stem,
@@ -286,15 +286,13 @@ def is_title_section(doc: SourceDoc, section: Section) -> bool:
 
 
 def described_section(doc: SourceDoc) -> Section | None:
-    """The section that is the record's own description: headed by a text field's label, it holds
-    that field's text (transform writes a long field so). It opens the entry, unheaded: it is what
+    """The section that is the record's own description: headed by the label of its description
+    field (``PROSE_FIELDS``), it holds that field's text (transform writes a long field so). It opens the entry, unheaded: it is what
     the record says the entry is. None when the document has an opening of its own."""
     if any(is_title_section(doc, s) and s.text.strip() for s in doc.sections):
         return None
-    texts = {
-        label(k): " ".join(v.split())
-        for k, v in doc.meta.items()
-        if isinstance(v, str) and not is_bookkeeping(k)
+    texts = {  # a description, not any long field ('Sowing method' is how to sow it)
+        label(k): " ".join(v.split()) for k, v in doc.meta.items() if isinstance(v, str) and k in PROSE_FIELDS
     }
     return next(
         (
