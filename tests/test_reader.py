@@ -1248,8 +1248,8 @@ def _defined(body: str) -> list[str]:
 
 
 def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
-    """'Bolting is the number one complaint …' and 'Chives are a great companion plant …' say how
-    good or how common a thing is, not what it is, and 'Kale is a heavy feeder, so keep up the
+    """'Bolting is the number one complaint …', 'Chives are a great companion plant …' and 'Google
+    Chrome is the preferred … browser' say how good, common or chosen a thing is, not what it is, and 'Kale is a heavy feeder, so keep up the
     dose' runs on into advice; 'Chervil is a delicate French herb' defines."""
     body = (
         "# Growing\n\nChervil is a delicate French herb with a mild taste of anise.\n"
@@ -1257,6 +1257,7 @@ def test_a_sentence_that_judges_or_ranks_is_no_glossary_definition() -> None:
         "Chives are a great companion plant for carrots and tomatoes.\n"
         "Kale is a heavy feeder, so keep up the fortnightly nutrient dose.\n"
         "Basil is the plant most people start with.\n"
+        "Google Chrome is the preferred web app browser on every computer.\n"
     )
     assert _defined(body) == ["Chervil"]
 

@@ -951,7 +951,8 @@ GLOSSARY_MAX = 120
 # 'Chives are a great companion plant'): no glossary definition
 _VERDICT = re.compile(
     r"^(?:an?|the|one of the|our)\s+(?:very\s+)?(?:great|good|fun|perfect|ideal|easy|excellent|wonderful|"
-    r"popular|favou?rite|best|number|first|only|main|biggest|nice|simple|useful|important|key)\b"
+    r"popular|favou?rite|best|number|first|only|main|biggest|nice|simple|useful|important|key|"
+    r"preferred|recommended|default|usual)\b"  # 'Google Chrome is the preferred browser': a choice
     r"|^the\s+\w+\s+(?:most|people)\b"  # 'the plant most people start with'
     r"|;|,\s+so\b",  # a definition that runs on into advice ('a heavy feeder, so keep up the dose')
     re.IGNORECASE,
