@@ -47,7 +47,12 @@ class Entry:
 
 def estimate_tokens(text: str) -> int:
     """A conservative token estimate (about four characters per token)."""
-    return (len(text) + 3) // 4
+    return tokens_in(len(text))
+
+
+def tokens_in(characters: int) -> int:
+    """``estimate_tokens`` of a text of this many characters."""
+    return (characters + 3) // 4
 
 
 def load_overrides(root: Path) -> dict[str, dict]:
@@ -190,13 +195,16 @@ SPLIT_NOTE = "\nThe larger groups have index pages of their own: their lines bel
 def _parts(items: list[Entry], budget: int) -> list[list[Entry]]:
     """A group's entries cut into sub-index parts that each fit the budget."""
     chunks: list[list[Entry]] = [[]]
+    length = 0  # of the last part's lines joined by line breaks, as ``estimate_tokens`` reads them
     for e in items:
-        candidate = chunks[-1] + [e]
-        body = "\n".join(_line(x, "wiki/index") for x in candidate)
-        if chunks[-1] and estimate_tokens(body) > budget - 200:
+        line = len(_line(e, "wiki/index"))
+        grown = length + line + (1 if chunks[-1] else 0)
+        if chunks[-1] and tokens_in(grown) > budget - 200:
             chunks.append([e])
+            length = line
         else:
-            chunks[-1] = candidate
+            chunks[-1].append(e)
+            length = grown
     return chunks
 
 
