@@ -1842,3 +1842,12 @@ def test_an_entry_opens_with_its_short_description_and_heads_its_other_long_fiel
     assert "## Sowing method" in beet
     directory = _page(farmbot_compiled, "wiki/directories/full-sun-crops.md")
     assert "- [Beet](../entries/beet.md) — Extremely sweet" in directory
+
+
+def test_a_guide_keeps_an_answer_s_parts_under_its_question() -> None:
+    """'Pod guarantee' of 'My seeds haven't sprouted. Is something wrong?' stood under 'If
+    something goes wrong', apart from its question under 'Checking'."""
+    lines = body_lines(_page(REPO, "wiki/guides/first-week.md"))
+    at = lines.index("### My seeds haven't sprouted. Is something wrong?")
+    guarantee = lines.index("#### Pod guarantee")
+    assert at < guarantee and not any(x.startswith(("## ", "### ")) for x in lines[at + 1 : guarantee])

@@ -650,15 +650,24 @@ _GOES_ON = re.compile(r"^(?:as before|in addition|also|besides|furthermore|moreo
 
 
 def _phase_before(unit: list[Candidate], placed: list[tuple[str, list[Candidate]]]) -> str | None:
-    """The phase of the unit of the same document just before ``unit`` when ``unit`` goes on from
-    it, else None."""
+    """The phase of the unit of the same document whose section ``unit`` sits under ('Pod
+    guarantee' under 'My seeds haven't sprouted. Is something wrong?': an answer is read whole),
+    or of the one just before it when ``unit`` goes on from it; else None."""
     first = unit[0]
-    said = prose_units(first.doc.sections[first.index].text)
-    if not said or not _GOES_ON.match(plain_inline(said[0][1]).lstrip()):
-        return None
+    section = first.doc.sections[first.index]
     before = [
         (u[0].index, p) for p, u in placed if u[0].doc.path == first.doc.path and u[0].index < first.index
     ]
+    over = [
+        (i, p)
+        for i, p in before
+        if section.path[: len(first.doc.sections[i].path)] == first.doc.sections[i].path
+    ]
+    if over:
+        return max(over)[1]
+    said = prose_units(section.text)
+    if not said or not _GOES_ON.match(plain_inline(said[0][1]).lstrip()):
+        return None
     return max(before)[1] if before else None
 
 
