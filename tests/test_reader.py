@@ -1851,3 +1851,11 @@ def test_a_guide_keeps_an_answer_s_parts_under_its_question() -> None:
     at = lines.index("### My seeds haven't sprouted. Is something wrong?")
     guarantee = lines.index("#### Pod guarantee")
     assert at < guarantee and not any(x.startswith(("## ", "### ")) for x in lines[at + 1 : guarantee])
+
+
+def test_a_device_page_leaves_a_post_s_news_of_the_day_out() -> None:
+    """'Today we are announcing the Canopy 12, our first cabinet garden, shipping from 3 February
+    2025.' read as current on the Canopy 12's page; the launch post's other sentences stay."""
+    canopy = _page(REPO, "wiki/devices/canopy-12.md")
+    assert "Today we are announcing" not in canopy
+    assert "owners kept asking us for the big stuff" in canopy

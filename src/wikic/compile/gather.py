@@ -226,9 +226,11 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
     blocks = section_content(doc, section)
     story = bool(FIRST_PERSON.search(section.text))  # a writer's own story gives only what names the device
     if names_it(section.heading, named, other) and not story:
-        return blocks  # ('Adding a Grove 6': 'Six months later I added a Grove 6 …' is no set-up)
+        return _without_news(
+            blocks
+        )  # ('Adding a Grove 6': 'Six months later I added a Grove 6 …' is no set-up)
     if whole_facet(doc, facet) and about_device(doc, device) and not story:
-        return blocks  # a procedure or an answer
+        return _without_news(blocks)  # a procedure or an answer
     out: list[Block] = []
     for n, b in enumerate(blocks):
         introduced = (
@@ -268,6 +270,28 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
                 _with_lead_in(out, blocks[n - 1] if n else None, device)
                 out.append(b)
     return _with_opening(out, blocks)
+
+
+# a post's news of the day, read on a page about the device ever after: 'Today we are announcing
+# the Canopy 12, our first cabinet garden, shipping from 3 February 2025.'
+_NEWS = re.compile(
+    r"^(?:today|this (?:week|month|year)),? we(?:'re| are| have) (?:announcing|launching|introducing|releasing)\b"
+    r"|\bwe(?:'re| are) (?:excited|thrilled|happy|proud|delighted) to (?:announce|launch|introduce)\b",
+    re.IGNORECASE,
+)
+
+
+def _without_news(blocks: list[Block]) -> list[Block]:
+    """The blocks less the sentences that announce the device as news of the day."""
+    out = []
+    for b in blocks:
+        if b.kind == "para":
+            kept = tuple(s for s in b.sentences if not _NEWS.search(s.text))
+            if not kept:
+                continue
+            b = Block("para", sentences=kept) if len(kept) < len(b.sentences) else b
+        out.append(b)
+    return out
 
 
 _DIGIT = re.compile(r"\d")
