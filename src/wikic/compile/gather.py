@@ -144,8 +144,9 @@ def names_every_model(text: str, device: dict) -> bool:
 
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
     """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
-    names the device and is not headed as about another one or as one step of a build or a set-up
-    (``lone_step``), its spec pages aside; at most ``PER_DOC`` per source, ``SECTIONS`` in all."""
+    names the device and is not headed as about another one, as one step of a build or a set-up
+    (``lone_step``) or as one entry of a numbered list (``in_series``), its spec pages aside; at
+    most ``PER_DOC`` per source, ``SECTIONS`` in all."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     out: list[list[str]] = []
     for doc in docs:
@@ -158,10 +159,8 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
             if names_another(section.heading, device):
                 continue
             facet = facet_of(doc, section)
-            if (
-                lone_step(section)
-                and facet != "Troubleshooting"
-                and not names_it(section.heading, named, other)
+            if not names_it(section.heading, named, other) and (
+                (lone_step(section) and facet != "Troubleshooting") or in_series(doc, section)
             ):
                 continue  # a step of a build ('Step 11: Sand the top surfaces') reads only in it
             uncaptioned = _CAPTION.sub("", section.text)
@@ -169,6 +168,22 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
                 out.append([facet, doc.path, section.anchor])
                 found += 1
     return out
+
+
+_NUMBERED = re.compile(r"^(\D+?)\s*#?\d+\b")  # 'Code 10', 'LED 4 (custom)', 'Error #42'
+SERIES = 3  # headings of one series beside each other, at least, that make a reference list
+
+
+def in_series(doc: SourceDoc, section: Section) -> bool:
+    """Whether a section is one entry of a numbered reference list beside it ('Code 10' of 'Code
+    0' … 'Code 31'), not a step: four of 32 codes on a device page read as all there is; the
+    list's page holds them all."""
+    m = _NUMBERED.match(section.heading)
+    if m is None or lone_step(section):
+        return False
+    name = m.group(1).strip().lower()
+    same = [n for x in doc.sections if x.level == section.level and (n := _NUMBERED.match(x.heading))]
+    return sum(1 for n in same if n.group(1).strip().lower() == name) >= SERIES
 
 
 def lone_step(section: Section) -> bool:
