@@ -1873,3 +1873,11 @@ def test_a_device_page_leaves_a_post_s_news_of_the_day_out() -> None:
     canopy = _page(REPO, "wiki/devices/canopy-12.md")
     assert "Today we are announcing" not in canopy
     assert "owners kept asking us for the big stuff" in canopy
+
+
+def test_topics_on_one_subject_from_different_sources_send_readers_to_each_other() -> None:
+    """'Returns' (two posts) and 'Orders and policies' (which holds 'What is the return policy?')
+    said the return policy apart, and neither page linked the other."""
+    for page, other in (("returns", "orders-and-policies"), ("orders-and-policies", "returns")):
+        see_also = _page(REPO, f"wiki/topics/{page}.md").split("## See also\n", 1)[1].split("\n## ", 1)[0]
+        assert f"]({other}.md)" in see_also, page

@@ -319,13 +319,15 @@ def rank_see_also(
     series: dict[str, str],
     families: dict[str, str] | None = None,
     limit: int = SEE_ALSO,
+    akin: dict[str, set[str]] | None = None,
 ) -> dict[str, tuple[str, ...]]:
     """Up to ``limit`` related pages each, best first, that the page does not link already: a page
     linking to it scores 3, each shared source 1, each shared subject 1 (rarer subjects more),
-    the next or previous part of the same series 2, a page of the same family (its group a
-    sibling in the source's own structure) 1. A page that shares nothing with another is never
-    listed."""
+    the next or previous part of the same series 2, a page on the same subject (``akin``) 2, a
+    page of the same family (its group a sibling in the source's own structure) 1. A page that
+    shares nothing with another is never listed."""
     families = families or {}
+    akin = akin or {}
     holders: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for p in pages:
         for k in subjects.get(p, ()):
@@ -369,6 +371,8 @@ def rank_see_also(
         if families.get(p):
             for q in kin[families[p]]:
                 score[q] += 1
+        for q in akin.get(p, ()):
+            score[q] += 2
         for q in (p, *linked.get(p, ())):  # what its text links already is no 'see also'
             score.pop(q, None)
         ranked = sorted((q for q, s in score.items() if s >= 1), key=lambda q: (-score[q], order[q]))

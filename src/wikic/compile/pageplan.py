@@ -1262,6 +1262,7 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         outgoing,
         series,
         families,
+        akin=same_subject(the_plan, by_path),
     )
     for spec in the_plan.pages:  # an overview already lists its models
         if spec.type == "hub":
@@ -1276,6 +1277,30 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         outgoing[p] = outgoing[p] | set(related)
     the_plan.titles = {s.path: s.title for s in the_plan.pages}
     the_plan.backlinks = ranked_backlinks(the_plan, backlinks(outgoing), links)
+
+
+AKIN = 3  # topics, at most, whose entries' titles name another topic's subject: beyond, a common word
+
+
+def same_subject(the_plan: Plan, by_path: dict[str, SourceDoc]) -> dict[str, set[str]]:
+    """Topic pages on one subject from different sources, each to the others: 'Returns' (two
+    posts) and 'Orders and policies', which holds 'What is the return policy?'. A topic's title
+    words all in an entry title of another topic (and of no more than ``AKIN`` of them) relate
+    the two."""
+    topics = [s for s in the_plan.pages if s.type == "topic"]
+    said = {
+        s.path: set().union(*(key_of(by_path[m].title) for m in s.config["members"] if m in by_path))
+        for s in topics
+    }
+    out: dict[str, set[str]] = defaultdict(set)
+    for s in topics:
+        subject = set(key_of(s.title))
+        found = [t.path for t in topics if t is not s and subject and subject <= said[t.path]]
+        if len(found) <= AKIN:
+            for q in found:
+                out[s.path].add(q)
+                out[q].add(s.path)
+    return out
 
 
 def devices_named(the_plan: Plan, by_path: dict[str, SourceDoc]) -> dict[str, set[str]]:
