@@ -1881,3 +1881,16 @@ def test_topics_on_one_subject_from_different_sources_send_readers_to_each_other
     for page, other in (("returns", "orders-and-policies"), ("orders-and-policies", "returns")):
         see_also = _page(REPO, f"wiki/topics/{page}.md").split("## See also\n", 1)[1].split("\n## ", 1)[0]
         assert f"]({other}.md)" in see_also, page
+
+
+def test_a_field_that_only_says_where_its_record_is_filed_is_no_fact(farmbot_compiled: Path) -> None:
+    """'Section | v15/docs/troubleshooting' closed 34 FarmBot topic pages under 'Filed under': a
+    path says where the help centre files the article, nothing a reader can use."""
+    from wikic.core.facts import locates
+
+    assert (
+        locates("v15/app") and locates("v1.1/bom/fasteners-and-hardware") and locates("https://x.example/a")
+    )
+    assert not locates("Wi-Fi/Bluetooth") and not locates("1/32") and not locates("v1.1")
+    shown = [p for p, text in pages(farmbot_compiled).items() if re.search(r"\| v\d+(?:\.\d+)?/", text)]
+    assert shown == []

@@ -119,6 +119,16 @@ def is_bookkeeping(name: str) -> bool:
     )
 
 
+# a value that says where the record is filed or found, not something about its subject: a URL, an
+# absolute path, or a path of lower-case segments ('v15/app', 'v1.1/bom/fasteners-and-hardware')
+_LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|[a-z0-9._-]+(?:/[a-z0-9._-]+)+)$")
+
+
+def locates(value: object) -> bool:
+    """Whether a field's value only locates its record (shown to no reader as a fact)."""
+    return isinstance(value, str) and bool(_LOCATION.match(value.strip()))
+
+
 def is_prose(name: str, value: object) -> bool:
     if not isinstance(value, str):
         return False
@@ -160,7 +170,7 @@ def facts(
             continue
         if key in hide or is_bookkeeping(key) or not _scalar(value) or is_unknown(value):
             continue
-        if is_prose(key, value):
+        if is_prose(key, value) or locates(value):
             continue
         if isinstance(value, list):
             value = [v for v in value if not is_unknown(v)]

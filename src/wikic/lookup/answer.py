@@ -194,8 +194,6 @@ _STEP = re.compile(r"^\*\*\s*Step\s+(\d+)\s*:?\s*\*\*\s*:?\s*(.*)$", re.IGNORECA
 _CALLOUT = re.compile(r"^\*\*([^*]{1,80}?)[.:]?\*\*\s+(?=[A-Z0-9])(.*)$")
 # Fields that file a record under a heading rather than state something about its subject.
 CLASSIFYING = TAXONOMY | {"keywords"}  # where a record is filed ('Products: grove-6'): no answer
-# A value that locates the record rather than stating a fact: a URL or a path ('v15/app').
-_LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z]{3})\S*/\S*)$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
@@ -434,9 +432,8 @@ class _SectionReader:
 
 def fact_units(doc: SourceDoc) -> list[Unit]:
     """A document's facts (``facts.facts``) as one fact list ('Carrot — Row spacing: 20; Spread:
-    10'), citing the section that states most of the values (else the document's first section).
-    A value that only locates the record (a path such as 'v15/app') says nothing to a reader."""
-    found = [f for f in facts(doc) if f.key not in CLASSIFYING | BYLINE and not _LOCATION.match(f.value)]
+    10'), citing the section that states most of the values (else the document's first section)."""
+    found = [f for f in facts(doc) if f.key not in CLASSIFYING | BYLINE]  # a path ('v15/app') is no fact
     if not found:
         return []
     parts = tuple(f"{f.label}: {f.value}" for f in found)
