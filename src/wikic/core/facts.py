@@ -120,8 +120,9 @@ def is_bookkeeping(name: str) -> bool:
 
 
 # a value that says where the record is filed or found, not something about its subject: a URL, an
-# absolute path, or a path of lower-case segments ('v15/app', 'v1.1/bom/fasteners-and-hardware')
-_LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|[a-z0-9._-]+(?:/[a-z0-9._-]+)+)$")
+# absolute path, or a path of lower-case segments ('v15/app', 'v1.1/bom/fasteners-and-hardware'), not a
+# fraction ('1/32')
+_LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|/\S*|(?=\S*[a-z])[a-z0-9._-]+(?:/[a-z0-9._-]+)+)$")
 
 
 def locates(value: object) -> bool:
