@@ -1515,18 +1515,12 @@ def test_a_device_paragraph_is_quoted_whole_and_a_code_keeps_its_message(farmbot
     wall-mounted …' but not the sentence between them, 'Empty it before moving, and remove the
     light shelf and trellis clips.', so it never said how to move it: a paragraph that opens on the
     device is about it, whole. The FarmBot Express page gave Code 12's corrective actions without
-    the message that says what the code means; it now gives none of the 32 codes, and links the
-    list that holds each whole."""
+    the message that says what the code means."""
     canopy = _current_lines(_page(REPO, "wiki/devices/canopy-12.md"))
     weighs = canopy.index("The Canopy 12 weighs 18.5 kg empty and about 28 kg with a full 9.5-litre tank.")
     assert canopy[weighs + 1] == "Empty it before moving, and remove the light shelf and trellis clips."
     express = _page(farmbot_compiled, "wiki/devices/farmbot-express.md")
-    assert "\n### Code 12\n" not in express
-    assert (
-        "[Connectivity Diagnosis Codes](../topics/troubleshooting.md#connectivity-diagnosis-codes)" in express
-    )
-    topic = _page(farmbot_compiled, "wiki/topics/troubleshooting.md")
-    code = topic.split("\n### Code 12\n", 1)[1].split("\n### ")[0]
+    code = express.split("\n### Code 12\n", 1)[1].split("\n### ")[0]
     assert "Farmduino firmware is missing" in code.split("Corrective Action")[0]
 
 
@@ -1821,9 +1815,9 @@ def test_a_guide_to_fixing_problems_diagnoses_and_fixes_first_and_gives_backgrou
 
 def test_a_device_page_gathers_no_single_step_of_a_procedure() -> None:
     """The Express page quoted 'Step 11: Sand the top surfaces' of a bed build and 'Step 1: Load the
-    bottom tray' of the factory's packing, each alone and unnumbered, and the Genesis page four of
-    the 32 diagnosis codes ('Code 10' …); a step or code whose heading names the device, and a
-    section that is no step, still come."""
+    bottom tray' of the factory's packing, each alone and unnumbered, and the Genesis page LEDs 3
+    and 4 of the electronics box's list; a step or an entry whose heading names the device, a
+    troubleshooting step or entry, and a section that is no step still come."""
     from wikic.compile.gather import gather
 
     build = _guide_doc(
@@ -1835,13 +1829,17 @@ def test_a_device_page_gathers_no_single_step_of_a_procedure() -> None:
     device = {"id": "express", "title": "FarmBot Express", "match": ["Express"]}
     found = [anchor for _, _, anchor in gather(device, [build], set())]
     assert found == ["step-2-mount-the-express", "bed-size"]
-    codes = _guide_doc(
-        "codes",
-        "Diagnosis codes",
-        "".join(f"# Code {n}\n\nOn the Express, check LED {n}.\n\n" for n in (1, 2, 10))
-        + "# Code 31 (Express)\n\nReflash.\n",
+    leds = _guide_doc(
+        "leds",
+        "Electronics box",
+        "".join(f"# LED {n}\n\nOn the Express, LED {n} shows the sync.\n\n" for n in (1, 2, 3))
+        + "# LED 4 (Express)\n\nIt blinks.\n",
     )
-    assert [anchor for _, _, anchor in gather(device, [codes], set())] == ["code-31-express"]
+    assert [anchor for _, _, anchor in gather(device, [leds], set())] == ["led-4-express"]
+    codes = _guide_doc(  # a troubleshooting entry stands on its own, as a troubleshooting step does
+        "codes", "Diagnosis codes", "".join(f"# Code {n}\n\nOn the Express, reboot.\n\n" for n in (1, 2, 3))
+    )
+    assert len(gather(device, [codes], set())) == 3
 
 
 def test_an_entry_opens_with_its_short_description_and_heads_its_other_long_fields(

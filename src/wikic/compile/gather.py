@@ -144,9 +144,10 @@ def names_every_model(text: str, device: dict) -> bool:
 
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
     """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
-    names the device and is not headed as about another one, as one step of a build or a set-up
-    (``lone_step``) or as one entry of a numbered list (``in_series``), its spec pages aside; at
-    most ``PER_DOC`` per source, ``SECTIONS`` in all."""
+    names the device and is not headed as about another one, nor (troubleshooting aside, where a
+    step or an entry stands on its own) as one step of a build or a set-up (``lone_step``) or one
+    entry of a numbered list (``in_series``), its spec pages aside; at most ``PER_DOC`` per
+    source, ``SECTIONS`` in all."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     out: list[list[str]] = []
     for doc in docs:
@@ -159,8 +160,10 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
             if names_another(section.heading, device):
                 continue
             facet = facet_of(doc, section)
-            if not names_it(section.heading, named, other) and (
-                (lone_step(section) and facet != "Troubleshooting") or in_series(doc, section)
+            if (
+                facet != "Troubleshooting"
+                and not names_it(section.heading, named, other)
+                and (lone_step(section) or in_series(doc, section))
             ):
                 continue  # a step of a build ('Step 11: Sand the top surfaces') reads only in it
             uncaptioned = _CAPTION.sub("", section.text)
@@ -175,9 +178,9 @@ SERIES = 3  # headings of one series beside each other, at least, that make a re
 
 
 def in_series(doc: SourceDoc, section: Section) -> bool:
-    """Whether a section is one entry of a numbered reference list beside it ('Code 10' of 'Code
-    0' … 'Code 31'), not a step: four of 32 codes on a device page read as all there is; the
-    list's page holds them all."""
+    """Whether a section is one entry of a numbered reference list beside it ('LED 3' of the
+    electronics box's LEDs, 'Code 10' of 'Code 0' … 'Code 31'), not a step: two of a box's LEDs on
+    a device page read as all there is; the list's page holds them all."""
     m = _NUMBERED.match(section.heading)
     if m is None or lone_step(section):
         return False
