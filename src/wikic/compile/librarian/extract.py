@@ -287,8 +287,9 @@ def is_title_section(doc: SourceDoc, section: Section) -> bool:
 
 def described_section(doc: SourceDoc) -> Section | None:
     """The section that is the record's own description: headed by the label of its description
-    field (``PROSE_FIELDS``), it holds that field's text (transform writes a long field so). It opens the entry, unheaded: it is what
-    the record says the entry is. None when the document has an opening of its own."""
+    field (``PROSE_FIELDS``), it holds that field's text (transform writes a long field so). It
+    opens the entry, unheaded: it is what the record says the entry is. None when the document
+    has an opening of its own."""
     if any(is_title_section(doc, s) and s.text.strip() for s in doc.sections):
         return None
     texts = {  # a description, not any long field ('Sowing method' is how to sow it)
