@@ -1288,14 +1288,15 @@ def same_subject(the_plan: Plan, by_path: dict[str, SourceDoc]) -> dict[str, set
     words all in an entry title of another topic (and of no more than ``AKIN`` of them) relate
     the two."""
     topics = [s for s in the_plan.pages if s.type == "topic"]
-    said = {
-        s.path: set().union(*(key_of(by_path[m].title) for m in s.config["members"] if m in by_path))
-        for s in topics
-    }
+    holding: dict[str, set[str]] = defaultdict(set)  # a title word → the topics whose entries' titles hold it
+    for s in topics:
+        for m in s.config["members"]:
+            for word in key_of(by_path[m].title) if m in by_path else ():
+                holding[word].add(s.path)
     out: dict[str, set[str]] = defaultdict(set)
     for s in topics:
         subject = set(key_of(s.title))
-        found = [t.path for t in topics if t is not s and subject and subject <= said[t.path]]
+        found = set.intersection(*(holding.get(w, set()) for w in subject)) - {s.path} if subject else set()
         if len(found) <= AKIN:
             for q in found:
                 out[s.path].add(q)
