@@ -497,13 +497,18 @@ def test_a_source_link_to_another_source_links_to_where_the_wiki_shows_it(farmbo
         "or [the shop](https://shop.example/x). ![a photo](../app/plants.md)\n\n## Codes\n\nCode 1.\n",
     )
     plants = doc("plants", "https://x.org/v15/app/plants", "# Plants\n\n## Sowing\n\nSow.\n")
-    assert source_links([intro, plants]) == {
-        intro.path: (("intro", "here", plants.path, "sowing"), ("intro", "Code 1", intro.path, "codes"))
+    assert source_links([intro, plants]) == {  # each with its sentence up to it, to find it by
+        intro.path: (
+            ("intro", "here", plants.path, "sowing", "Add plants here"),
+            ("intro", "Code 1", intro.path, "codes", "Add plants here, see Code 1"),
+        )
     }
     # a file fetched from a folder: its url is the file, its html_url where it was published
     folder = doc("copy", "file:///kb/intro.json", "# Copy\n\nAdd plants [here](../app/plants.md).\n")
     folder.meta["html_url"] = "https://x.org/v15/docs/intro"
-    assert source_links([folder, plants])[folder.path] == (("copy", "here", plants.path, ""),)
+    assert source_links([folder, plants])[folder.path] == (
+        ("copy", "here", plants.path, "", "Add plants here"),
+    )
     text = (farmbot_compiled / "wiki/topics/troubleshooting.md").read_text("utf-8")
     assert "instructions [here](farmbot-os.md#configurator)" in text
     assert "T[here]" not in text and "t[here]" not in text
@@ -524,7 +529,7 @@ def test_a_topic_reads_in_the_order_its_sources_lead_on(farmbot_compiled: Path) 
 
     a, b, c, d, e = doc("a", "d"), doc("b"), doc("c", "e"), doc("d", "c"), doc("e", "a")
     linked = {
-        x.path: (("whats-next", y, f"layer1_sources/a/{y}.md", ""),)
+        x.path: (("whats-next", y, f"layer1_sources/a/{y}.md", "", y),)
         for x, y in ((a, "d"), (c, "e"), (d, "c"), (e, "a"))
     }
     assert [x.id for x in reading_order([a, b, c, d], linked)] == ["a", "d", "c", "b"]

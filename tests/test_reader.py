@@ -1892,3 +1892,13 @@ def test_a_field_that_only_says_where_its_record_is_filed_is_no_fact(farmbot_com
     assert not locates("Wi-Fi/Bluetooth") and not locates("1/32") and not locates("v1.1")
     shown = [p for p, text in pages(farmbot_compiled).items() if re.search(r"\| v\d+(?:\.\d+)?/", text)]
     assert shown == []
+
+
+def test_a_source_s_own_link_is_linked_again_in_its_sentence_only(farmbot_compiled: Path) -> None:
+    """'See the [seeds](…) page for more details.' linked 'seeds' in every sentence of its section
+    that used the word ('larger, heavier [seeds]', 'Once all [seeds] are removed …'): five links in
+    one answer of the planting-seeds guide."""
+    guide = _page(farmbot_compiled, "wiki/guides/planting-seeds.md")
+    assert guide.count("[seeds](../topics/seeds.md)") == 1 and "See the [seeds](../topics/seeds.md)" in guide
+    controls = _page(farmbot_compiled, "wiki/topics/controls.md")
+    assert "[MOVE](#move)" in controls  # a numbered item's own link stays

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from urllib.parse import unquote
 
-from ..core.markdown import LINK_TEXT, escape_block_start
+from ..core.markdown import LINK_TEXT, escape_block_start, plain_inline
 from ..transform.layer1 import LAYER1
 from .links import Names, Target, key_of
 
@@ -149,8 +149,9 @@ class Navigation:
     outdated: tuple[tuple[str, str, str, str, str], ...] = ()
     # statements another source disagrees with: (sentence, href, what the other source names there)
     disputes: tuple[tuple[str, str, str], ...] = ()
-    # the sources' own links to other sources: (layer-1 path, anchor, link text, href of the target)
-    refs: tuple[tuple[str, str, str, str], ...] = ()
+    # the sources' own links to other sources: (layer-1 path, anchor, link text, href of the target,
+    # the link's sentence up to and with its text)
+    refs: tuple[tuple[str, str, str, str, str], ...] = ()
 
     def home(self, path: str, anchor: str = "") -> tuple[str, str] | None:
         """(href, title) of where a source (or one of its sections) is shown whole."""
@@ -186,9 +187,9 @@ class _Linker:
         self.titled = dict(nav.titled)
         self.page = page_path
         self.done: set[tuple[str, ...]] = set()
-        self.refs: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for path, anchor, text, href in nav.refs:
-            self.refs.setdefault((path, anchor), []).append((text, href))
+        self.refs: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+        for path, anchor, text, href, lead in nav.refs:
+            self.refs.setdefault((path, anchor), []).append((text, href, lead))
 
     def section(self) -> None:
         self.done = set()
@@ -218,8 +219,13 @@ class _Linker:
 
     def source_links(self, text: str, refs) -> str:
         """``text`` with the words its source linked ('see [here](…)') linked again, to where the
-        source they lead to is shown in the wiki: the first place each is written, outside a link."""
-        for words, href in refs:
+        source they lead to is shown in the wiki, outside a link: in the sentence that held the link
+        (its words up to the link, ``lead``), not in every sentence of its section that uses the
+        words ('seeds' was linked five times in one answer)."""
+        plain = " ".join(plain_inline(text).split())
+        for words, href, lead in refs:
+            if lead and lead not in plain:
+                continue
             shut = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
             whole = rf"(?<!\w){re.escape(words)}(?!\w)"  # 'here', never the end of 'there'
             at = next((m.start() for m in re.finditer(whole, text) if not _inside(m.start(), shut)), -1)

@@ -394,7 +394,8 @@ def backlinks(outgoing: dict[str, set[str]]) -> dict[str, tuple[str, ...]]:
 # a Markdown link, not an image: '[Install FarmBot OS](../farmbot-os/intro.md)', '[Code 1](#code-1)'
 _SOURCE_LINK = re.compile(r"(?<!!)\[([^\[\]]{1,80})\]\(([^()\s]+)\)")
 _PAGE_SUFFIXES = (".md", ".html", ".htm")
-SourceLink = tuple[str, str, str, str]  # (its section's anchor, its text, the target's path, anchor)
+# (its section's anchor, its text, the target's path, anchor, its sentence up to and with its text)
+SourceLink = tuple[str, str, str, str, str]
 
 
 def url_key(url: str) -> str:
@@ -432,10 +433,23 @@ def source_links(docs: list[SourceDoc]) -> dict[str, tuple[SourceLink, ...]]:
                 path, fragment = target
                 anchor = fragment if any(x.anchor == fragment for x in by_path[path].sections) else ""
                 if (path, anchor) != (d.path, section.anchor):
-                    found.append((section.anchor, text, path, anchor))
+                    found.append((section.anchor, text, path, anchor, _lead_up(section.text, m)))
         if found:
             out[d.path] = tuple(dict.fromkeys(found))
     return out
+
+
+LEAD_UP = 40  # characters of a link's sentence, up to and with its text, that say where it stands
+_MARKER = re.compile(r"^(?:[-*+>]|\d{1,3}[.)])\s+")  # a list item's or a quotation's mark
+
+
+def _lead_up(text: str, link: re.Match) -> str:
+    """The plain words of a link's sentence up to and with its text ('See the seeds'), at most
+    ``LEAD_UP`` characters: where the sentence that holds the link is recognised on a page."""
+    start = text.rfind("\n", 0, link.start()) + 1
+    said = " ".join(plain_inline(text[start : link.start()] + link.group(1)).split())
+    said = re.split(r"(?<=[.!?])\s+", _MARKER.sub("", said))[-1]
+    return said[-LEAD_UP:]
 
 
 def _addresses(doc: SourceDoc) -> list[str]:
@@ -465,7 +479,7 @@ def leads_on(doc: SourceDoc, linked: dict[str, tuple[SourceLink, ...]]) -> str |
     return next(
         (
             to
-            for anchor, _, to, _ in linked.get(doc.path, ())
+            for anchor, _, to, _, _ in linked.get(doc.path, ())
             if to != doc.path and NEXT.match(headings.get(anchor, ""))
         ),
         None,

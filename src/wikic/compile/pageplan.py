@@ -1360,7 +1360,7 @@ def _source_link_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
     quoted = set(section_keys(spec))
     out = set()
     for path in spec.sources:
-        for anchor, _, to_path, to_anchor in the_plan.source_links.get(path, ()):
+        for anchor, _, to_path, to_anchor, _ in the_plan.source_links.get(path, ()):
             if whole or f"{path}#{anchor}" in quoted:
                 target = the_plan.target(to_path, to_anchor)
                 if target is not None and target.path != spec.path:

@@ -103,10 +103,10 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
     names = tuple((list(k), href(t)) for k, t in plan.links.get(spec.path, {}).items())
     refs = []  # the sources' own links, to where their targets are shown
     for path in spec.sources:
-        for anchor, text, to_path, to_anchor in plan.source_links.get(path, ()):
+        for anchor, text, to_path, to_anchor, lead in plan.source_links.get(path, ()):
             target = plan.target(to_path, to_anchor)
             if target is not None:
-                refs.append((path, anchor, text, href(target)))
+                refs.append((path, anchor, text, href(target), lead))
     mentions = []
     quoted = spec.type == "entity"  # an entry's page quotes what others say of it; no link list
     for doc, found in sorted((spec.config.get("mentions") or {}).items() if not quoted else ()):
