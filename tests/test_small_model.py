@@ -181,7 +181,10 @@ def test_a_configuration_error_cancels_queued_pages_and_waits_for_no_request_in_
             )
         assert time.monotonic() - started < 10
         time.sleep(0.3)
-        assert sorted(fake.titles()) == ["Grove 6", "Lighting", "Sprout 3", "Watering"]
+        # the refused page was sent and the queued fifth never was; a page whose turn came as the
+        # refusal arrived may not have been sent either (a loaded machine schedules threads late)
+        sent = set(fake.titles())
+        assert "Watering" in sent and sent <= {"Grove 6", "Lighting", "Sprout 3", "Watering"}
         assert all(t.daemon for t in threading.enumerate() if t.name.startswith("librarian-"))
     finally:
         fake.close()
