@@ -222,6 +222,8 @@ class _Linker:
         source they lead to is shown in the wiki, outside a link: in the sentence that held the link
         (its words up to the link, ``lead``), not in every sentence of its section that uses the
         words ('seeds' was linked five times in one answer)."""
+        if not refs:  # most sentences: their section links nothing
+            return text
         plain = " ".join(plain_inline(text).split())
         for words, href, lead in refs:
             if lead and lead not in plain:

@@ -243,10 +243,9 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     blocks = section_content(doc, section)
     story = bool(FIRST_PERSON.search(section.text))  # a writer's own story gives only what names the device
+    # ('Adding a Grove 6': 'Six months later I added a Grove 6 …' is no set-up)
     if names_it(section.heading, named, other) and not story:
-        return _without_news(
-            blocks
-        )  # ('Adding a Grove 6': 'Six months later I added a Grove 6 …' is no set-up)
+        return _without_news(blocks)
     if whole_facet(doc, facet) and about_device(doc, device) and not story:
         return _without_news(blocks)  # a procedure or an answer
     out: list[Block] = []
