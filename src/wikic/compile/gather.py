@@ -12,6 +12,7 @@ step list or table naming it, whole.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 
 from ..core.markdown import Section, plain_inline, unnumbered, words
@@ -154,6 +155,7 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
         if doc.path in specs or names_another(doc.title, device):
             continue  # 'Meet the Canopy 12' compares it with the Grove 6; it is the Canopy's
         found = 0
+        series = _series(doc)
         for section in doc.sections:
             if found >= PER_DOC or len(out) >= SECTIONS:
                 break
@@ -163,7 +165,7 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
             if (
                 facet != "Troubleshooting"
                 and not names_it(section.heading, named, other)
-                and (lone_step(section) or in_series(doc, section))
+                and (lone_step(section) or in_series(section, series))
             ):
                 continue  # a step of a build ('Step 11: Sand the top surfaces') reads only in it
             uncaptioned = _CAPTION.sub("", section.text)
@@ -177,16 +179,23 @@ _NUMBERED = re.compile(r"^(\D+?)\s*#?\d+\b")  # 'Code 10', 'LED 4 (custom)', 'Er
 SERIES = 3  # headings of one series beside each other, at least, that make a reference list
 
 
-def in_series(doc: SourceDoc, section: Section) -> bool:
-    """Whether a section is one entry of a numbered reference list beside it ('LED 3' of the
-    electronics box's LEDs, 'Code 10' of 'Code 0' … 'Code 31'), not a step: two of a box's LEDs on
-    a device page read as all there is; the list's page holds them all."""
+def _series(doc: SourceDoc) -> Counter:
+    """How many headings of each name and level are numbered ('Code 10' → (1, 'code'))."""
+    found = ((x.level, _NUMBERED.match(x.heading)) for x in doc.sections)
+    return Counter((level, m.group(1).strip().lower()) for level, m in found if m)
+
+
+def in_series(section: Section, series: Counter) -> bool:
+    """Whether a section is one entry of a numbered reference list beside it (``series``, its
+    document's ``_series``): 'LED 3' of the electronics box's LEDs, 'Code 10' of 'Code 0' …
+    'Code 31', not a step. Two of a box's LEDs on a device page read as all there is; the list's
+    page holds them all."""
     m = _NUMBERED.match(section.heading)
-    if m is None or lone_step(section):
-        return False
-    name = m.group(1).strip().lower()
-    same = [n for x in doc.sections if x.level == section.level and (n := _NUMBERED.match(x.heading))]
-    return sum(1 for n in same if n.group(1).strip().lower() == name) >= SERIES
+    return (
+        m is not None
+        and not lone_step(section)
+        and series[section.level, m.group(1).strip().lower()] >= SERIES
+    )
 
 
 def lone_step(section: Section) -> bool:
