@@ -628,6 +628,52 @@ def test_the_second_part_of_a_question_is_answered_though_the_first_part_scores_
     assert "Thin the plants 15cm apart." in texts
 
 
+WIRED = """# Try a wired connection
+
+A cable is the most reliable way to connect the bot to the internet, with no interference at all.
+
+## Genesis
+
+Connect an Ethernet cable between the Raspberry Pi and your router, then choose Ethernet when prompted.
+
+## Express v1.1
+
+Connect an Ethernet cable between the Ethernet port on the board and your router, then choose Ethernet when prompted.
+The board also carries a USB hub and three status lights beside the port for the link and its speed.
+
+## Express v1.0
+
+Buy a USB hub from a third party vendor first: these kits have no port of their own.
+
+# Improve the signal
+
+Move the router closer to the bot, or add a range extender near the garden.
+"""
+
+
+def test_a_question_naming_two_variants_gets_the_sibling_section_of_each():
+    doc = _article(WIRED, "Connecting to the internet", "internet")
+    board = _article(
+        "# Express board v1.1\n\nThe Express v1.1 board is not compatible with the Pi of Express v1.0 kits.\n",
+        "Express boards",
+        "boards",
+    )
+    docs = {doc.path: doc, board.path: board}
+    refs = [doc.path + "#express-v11", board.path + "#express-board-v11", doc.path + "#genesis"]
+    refs += [doc.path + "#improve-the-signal"]
+    question = "Can I plug an Ethernet cable into an Express? Mine's a v1.0 and my neighbour's is a v1.1."
+    texts = [u.text for u in compose(question, docs, refs, lambda t: 1.0)]
+    assert texts[0].startswith("Connect an Ethernet cable between the Ethernet port")
+    assert any(t.startswith("Buy a USB hub") for t in texts)
+    # a sibling of another subject (Genesis) and a heading unlike the best one's are no variants
+    assert not any("Raspberry Pi" in t or "range extender" in t for t in texts)
+    one = [
+        u.text
+        for u in compose("Can I plug an Ethernet cable into my Express v1.1?", docs, refs, lambda t: 1.0)
+    ]
+    assert not any(t.startswith("Buy a USB hub") for t in one)
+
+
 REFILLS = """# Typical refill intervals
 
 - **Sprout 3** (1.2-litre tank): about 7 days.

@@ -75,6 +75,7 @@ NUMBER = 0.1  # any number, when a quantity is asked for
 STEPS = 0.1  # a numbered list, when the question asks how to do something
 NOT_STEPS = 0.35  # a numbered list, when it does not (the list is long, its words many)
 HEADING = 0.6  # the question words its title and headings hold: what the unit is about
+VARIANT = 2  # words by which two sibling headings naming variants of one thing differ, each
 PAIRS = 0.3  # the question's adjacent word pairs found side by side in the unit
 NAME_WORDS = 4  # a longer title is a headline, not the name of a subject
 RARE_NAME = math.log(1 / 0.03)  # a name names a subject when one of its words is this rare (IDF)
@@ -702,6 +703,8 @@ def compose(
     # unit for each part too, scored on that part's words
     for part in question_parts(question):
         _add_part(Scorer(part, weight), candidates, others, draft)
+    for sibling in variants(scorer, docs, best.ref):
+        _add_best_of(sibling, scored, draft)
     _add_support(scorer, [(s, u) for s, _, u in scored[1:]], best, best_score, others, draft)
     return whole_lists(draft.units, [c.unit for c in candidates])
 
@@ -770,6 +773,43 @@ def _add_part(part: Scorer, candidates: Sequence[Candidate], others: set[str], d
         top = part.facts_first(top)
     if top.kind != "steps":
         draft.offer(top)
+
+
+def variants(scorer: Scorer, docs: Mapping[str, SourceDoc], ref: str) -> list[str]:
+    """The refs of the sibling sections of ``ref``'s that answer for another thing the question
+    names beside the one its section is headed by: 'Mine's a v1.0 and my neighbour's is a v1.1'
+    under 'Express v1.1+' and 'Express v1.0', or 'soft reset' and 'hard reset'. The two headings
+    are alike (they share a word and differ by at most ``VARIANT`` each), and each holds a
+    question word the other lacks."""
+    path, _, anchor = ref.partition("#")
+    doc = docs.get(path)
+    here = doc and next((s for s in doc.sections if s.anchor == anchor), None)
+    if not here or not here.path:
+        return []
+    own, mine = scorer.held(here.heading), _heading_words(here.heading)
+    out = []
+    for s in doc.sections:
+        if s is here or s.path[:-1] != here.path[:-1] or not s.anchor:
+            continue
+        theirs, words_of = scorer.held(s.heading), _heading_words(s.heading)
+        alike = mine & words_of and len(mine - words_of) <= VARIANT and len(words_of - mine) <= VARIANT
+        if alike and theirs - own and own - theirs:
+            out.append(f"{path}#{s.anchor}")
+    return out
+
+
+def _heading_words(heading: str) -> set[str]:
+    return {stem(w) for w in words(plain_inline(heading)) if w not in STOPWORDS}
+
+
+def _add_best_of(ref: str, scored: Sequence[tuple[float, int, Unit]], draft: _Draft) -> None:
+    """The best unit of section ``ref`` that the answer has room for, unless it already gives one."""
+    if any(u.ref == ref for u in draft.units):
+        return
+    for _, _, unit in scored:
+        if unit.ref == ref and unit.kind != "steps" and len(unit.text.split()) <= draft.budget:
+            draft.offer(unit)
+            return
 
 
 def _add_support(
