@@ -489,6 +489,21 @@ def test_streamed_work_comes_back_whole_and_in_order() -> None:
     assert list(streamed(lambda x: -x, items[:3], 2)) == [0, -1, -2]  # too few to fork
 
 
+def test_light_work_runs_here_until_each_process_gets_enough_of_it() -> None:
+    """Forking costs more than a light pass over a few hundred documents saves: ``least`` items
+    per process are needed before ``slices`` and ``each`` fork, and the result is the same."""
+    import os
+
+    from wikic.core.pool import each, slices
+
+    here = os.getpid()
+    items = list(range(40))
+    assert slices(lambda part: {os.getpid()}, items, 2, least=21) == [{here}]
+    assert each(lambda x: (x, os.getpid()), items, 2, least=21) == [(x, here) for x in items]
+    forked = slices(lambda part: (list(part), os.getpid()), items, 2, least=20)
+    assert [x for part, _ in forked for x in part] == items and here not in {pid for _, pid in forked}
+
+
 def test_layer1_parsed_in_processes_is_layer1_parsed_in_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,7 +18,7 @@ from functools import cached_property
 
 from ..core.markdown import STOPWORDS, words
 from ..core.models import SourceDoc
-from ..core.pool import each, slices
+from ..core.pool import LIGHT, each, slices
 from .citations import stem
 from .librarian.extract import Vocabulary
 from .timeline import sentences_of
@@ -33,7 +33,7 @@ class Corpus:
         stems: Counter = Counter()
         pairs: Counter = Counter()
         for words_part, stems_part, pairs_part in slices(
-            lambda part: _frequencies(part, superseded), docs, jobs
+            lambda part: _frequencies(part, superseded), docs, jobs, least=LIGHT
         ):
             counts.update(words_part)
             stems.update(stems_part)
@@ -50,7 +50,11 @@ class Corpus:
     def said(self) -> dict[str, list[tuple[str, str]]]:
         """(anchor, sentence) of every sentence of each current document."""
         return dict(
-            zip((d.path for d in self.current), each(sentences_of, self.current, self.jobs), strict=True)
+            zip(
+                (d.path for d in self.current),
+                each(sentences_of, self.current, self.jobs, LIGHT),
+                strict=True,
+            )
         )
 
 

@@ -25,7 +25,7 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import SourceDoc
-from ..core.pool import Ahead, ahead, default_jobs, frozen_heap, slices
+from ..core.pool import LIGHT, Ahead, ahead, default_jobs, frozen_heap, slices
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
 from . import workers
 from .citations import Verifier
@@ -49,7 +49,7 @@ from .schema import WikiSchema, load_wiki_schema
 from .searchindex.files import WIKI_KINDS
 from .searchindex.store import DB_PATH as INDEX_PATH
 from .searchindex.store import mend_query_file, reported, update_index, update_layer1
-from .similarity import stored_in
+from .similarity import load_embedding, stored_in
 from .state import (
     FACTS,
     STATE_VERSION,
@@ -286,6 +286,8 @@ def compile_changed(
     planned and written (``update_layer1``), and the last step adds the pages."""
     docs, skipped = parse_layer1(root, inputs, report, jobs)
     layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
+    if schema.semantic and jobs > 1 and not dry_run:
+        load_embedding()  # once, before the fork: the indexing process and the planner share it
     with ahead(layer1, enabled=jobs > 1 and not dry_run) as indexing:
         work = plan_work(root, inputs, docs, skipped, schema, lib, report, jobs)
         if pages is not None or limit is not None:
@@ -523,7 +525,7 @@ def measure_coverage(
     def part(chunk: Sequence[SourceDoc]) -> Coverage:
         return measure(chunk, cited, the_plan.reasons, the_plan.superseded_by)
 
-    found = Coverage.joined(slices(part, docs, jobs))
+    found = Coverage.joined(slices(part, docs, jobs, least=LIGHT))
     return {"summary": found.summary(), **found.as_dict()}
 
 

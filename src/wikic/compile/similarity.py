@@ -62,6 +62,11 @@ def _embedder():
         return None
 
 
+def load_embedding() -> bool:
+    """Load the bundled embedding now (before forking: the forks then share it); whether it can be used."""
+    return _embedder() is not None
+
+
 # the search index's database while planning (None: none to read), and each process's view of
 # it (a connection is never used across a fork: the planner forks)
 _STORE: ContextVar[Path | None] = ContextVar("wikic_planning_vectors", default=None)

@@ -78,18 +78,26 @@ def forked(jobs: int) -> Iterator[Pool]:
         yield pool
 
 
+# documents per process below which a light pass over each (counting its words, splitting its
+# sentences) runs in this process: forking the pool and sending results back cost more than it saves
+LIGHT = 400
+
+
 def _slice(bounds: tuple[int, int]) -> Any:
     assert _WORK is not None
     fn, items = _WORK
     return fn(items[bounds[0] : bounds[1]])
 
 
-def slices(fn: Callable[[Sequence[T]], R], items: Sequence[T], jobs: int, per_job: int = 4) -> list[R]:
+def slices(
+    fn: Callable[[Sequence[T]], R], items: Sequence[T], jobs: int, per_job: int = 4, least: int = 2
+) -> list[R]:
     """``fn`` over consecutive slices of ``items`` that together cover them, in order: about
-    ``per_job`` slices per process in ``jobs`` forked processes, or one slice here."""
+    ``per_job`` slices per process in ``jobs`` forked processes, or one slice here when there are
+    fewer than ``least`` items for each process (forking costs more than cheap work saves)."""
     global _WORK
     n = len(items)
-    if jobs <= 1 or n < 2 * jobs or not can_fork():
+    if jobs <= 1 or n < max(2, least) * jobs or not can_fork():
         return [fn(items)]
     k = min(n, jobs * per_job)
     cuts = [n * i // k for i in range(k + 1)]
@@ -101,9 +109,11 @@ def slices(fn: Callable[[Sequence[T]], R], items: Sequence[T], jobs: int, per_jo
         _WORK = None
 
 
-def each(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
+def each(fn: Callable[[T], R], items: Sequence[T], jobs: int, least: int = 2) -> list[R]:
     """``fn`` of every item, in order (see ``slices``)."""
-    return [r for part in slices(lambda chunk: [fn(x) for x in chunk], items, jobs) for r in part]
+    return [
+        r for part in slices(lambda chunk: [fn(x) for x in chunk], items, jobs, least=least) for r in part
+    ]
 
 
 def streamed(fn: Callable[[T], R], items: Sequence[T], jobs: int, per_slice: int = 100) -> Iterator[R]:

@@ -4,6 +4,7 @@ restate one of its structured fields, and cite the section that says it."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -760,7 +761,12 @@ def facts_table(facts: list[tuple[str, str, Citation]]) -> Block | None:
 
 def mentions(text: str, names: tuple[str, ...]) -> int:
     low = text.lower()
-    return sum(len(re.findall(r"(?<!\w)" + re.escape(n.lower()) + r"(?!\w)", low)) for n in names)
+    return sum(len(_name_pattern(n).findall(low)) for n in names if n.lower() in low)
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)")
 
 
 def compared_facts(
