@@ -546,6 +546,19 @@ def test_a_dispute_note_never_cuts_a_procedure_in_two() -> None:
     assert kinds_in_order == ["heading", "para", "steps", "links", "heading", "para"]
 
 
+def test_a_dispute_note_names_both_choices(farmbot_compiled: Path) -> None:
+    """'Sources differ' says what the other page names and what this section names: the
+    troubleshooting page reflashes with Etcher, the FarmBot OS page with Raspberry Pi Imager."""
+    notes = {
+        p: [x for x in text.splitlines() if x.startswith("Sources differ: ")]
+        for p, text in pages(farmbot_compiled).items()
+    }
+    shown = [x for found in notes.values() for x in found]
+    assert shown and all(re.search(r"\[[^\]]+ in [^\]]+, against [^\]]+ here\]", x) for x in shown), shown
+    trouble = " ".join(notes["wiki/topics/troubleshooting.md"])
+    assert "[Raspberry Pi Imager in FarmBot OS, against Etcher here](" in trouble, trouble
+
+
 def test_a_device_page_leaves_what_is_about_another_device_to_that_device() -> None:
     """On the Genesis page, neither a section headed 'Intro to FarmBot Express' nor the sentence
     'FarmBot Express does not have tracks like FarmBot Genesis does.' is filed: they are about the
@@ -1008,7 +1021,7 @@ def test_an_entry_of_fields_only_says_where_it_is_filed_instead_of_repeating_its
     a crop with a description still opens with it."""
     basil = body_lines(_page(farmbot_planned, "wiki/entries/basil.md"))
     opening = [x for x in basil[: basil.index("## Details")] if x.strip() and not x.startswith("# ")]
-    assert opening == ["*An entry of Crops, filed under Full sun: what its record says.*"]
+    assert opening == ["*One of the crops listed under Full sun: what its record says.*"]
     apple = body_lines(_page(farmbot_planned, "wiki/entries/apple.md"))
     first = next(x for x in apple if x.strip() and not x.startswith("#"))
     assert first.startswith("The apple is a deciduous tree"), first

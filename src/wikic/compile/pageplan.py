@@ -849,7 +849,7 @@ def plan_entries(
     directory of the group listing each entry with its opening sentence. ``kind``: what the
     entries are, by their source's name ('Crops')."""
     listed = []
-    filed = f"An entry of {kind}, filed under {title.split(':', 1)[0]}: what its record says."
+    filed = f"One of the {kind.lower()} listed under {title.split(':', 1)[0]}: what its record says."
     for d in members:
         mentions = quoted.get(d.path, [])
         config = {

@@ -134,11 +134,15 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
     disputes = []
     paths = {key.partition("#")[0] for key in section_keys(spec)}
     for d in plan.disputes:
-        for this, other, choice in ((d.a, d.b, d.choice_b), (d.b, d.a, d.choice_a)):
+        for this, other, own, choice in (
+            (d.a, d.b, d.choice_a, d.choice_b),
+            (d.b, d.a, d.choice_b, d.choice_a),
+        ):
             target = plan.target(other.doc.path, other.anchor)
             if this.doc.path in paths and target is not None and target.path != spec.path:
                 title = plan.titles.get(target.path, target.path)
-                disputes.append((this.text, href(target), f"{choice} in {title}"))
+                # 'Etcher in Troubleshooting, against Raspberry Pi Imager here': both choices named
+                disputes.append((this.text, href(target), f"{choice} in {title}, against {own} here"))
     return Navigation(
         outdated=tuple(dict.fromkeys(outdated)),
         disputes=tuple(dict.fromkeys(disputes)),
