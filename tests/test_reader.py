@@ -12,6 +12,7 @@ FarmBot as configured in tests, and FarmBot onboarded with ``init --from`` and `
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from functools import cache
@@ -1915,3 +1916,31 @@ def test_a_source_s_own_link_is_linked_again_in_its_sentence_only(farmbot_compil
     assert guide.count("[seeds](../topics/seeds.md)") == 1 and "See the [seeds](../topics/seeds.md)" in guide
     controls = _page(farmbot_compiled, "wiki/topics/controls.md")
     assert "[MOVE](#move)" in controls  # a numbered item's own link stays
+
+
+_HREF = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _linked(path: str, text: str) -> set[str]:
+    """The wiki pages a page's text links to, its 'Linked from' list aside."""
+    own = text.split("\n## Linked from", 1)[0]
+    hrefs = (h.partition("#")[0] for h in _HREF.findall(own) if not h.startswith(("http", "#")))
+    return {os.path.normpath(os.path.join(os.path.dirname(path), h)) for h in hrefs if h}
+
+
+def test_linked_from_lists_pages_that_link_here(wiki: Path) -> None:
+    """A page's 'Linked from' lists pages that do link to it. An entry's 'Elsewhere' quotes a
+    sentence, not its whole document, so the links elsewhere in that document are not the
+    entry's; a glossary quotes a definition only. (Names found in a table cell or used as a verb
+    are left unlinked by the rendering alone: a few stay listed, hence the share.)"""
+    texts = pages(wiki)
+    out = {p: _linked(p, t) for p, t in texts.items()}
+    listed = [
+        (p, os.path.normpath(os.path.join(os.path.dirname(p), h.partition("#")[0])))
+        for p, t in texts.items()
+        if "\n## Linked from" in t
+        for h in _HREF.findall(t.split("\n## Linked from", 1)[1].split("\n## ")[0])
+    ]
+    false = [(p, q) for p, q in listed if p not in out.get(q, set())]
+    assert listed and len(false) <= 0.05 * len(listed), false
+    assert not [q for _, q in false if q == "wiki/glossary.md"]

@@ -1235,7 +1235,7 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
     for spec in the_plan.pages:
         outgoing[spec.path] |= _source_link_targets(the_plan, spec)
     for spec in the_plan.pages:  # pages that point readers to where their sources are shown whole
-        if spec.type in ("device", "guide", "hub", "glossary", "changes"):
+        if spec.type in ("device", "guide", "hub", "changes"):  # the glossary links its terms' pages
             for key in section_keys(spec):
                 target = the_plan.target(*key.partition("#")[::2])
                 if target is not None:
@@ -1244,8 +1244,6 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
             outgoing[spec.path] |= {path for path, *_ in spec.config["models"]}
         if spec.type == "directory":
             outgoing[spec.path] |= {page for _, page in spec.config["listed"]}
-        for found_in in (spec.config.get("mentions") or {}).values():  # where others name its entries
-            outgoing[spec.path] |= {the_plan.homes[p] for p, _, _ in found_in if p in the_plan.homes}
         outgoing[spec.path] |= noted_targets(the_plan, spec)
         outgoing[spec.path] |= set((spec.config.get("pages") or {}).values())  # the glossary's terms
         outgoing[spec.path].discard(spec.path)
@@ -1355,13 +1353,24 @@ def ranked_backlinks(the_plan: Plan, found: dict[str, tuple[str, ...]], links: d
 
 def _source_link_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
     """The pages the sources' own links on a page lead to (see ``links.source_links``): of every
-    section of a topic's or an entry's members, of the sections another page quotes."""
-    whole = spec.type in ("topic", "entity")
+    section of a topic's or an entry's own sources, of the sections another page quotes, and of
+    a sentence quoted alone (one naming an entry, a glossary's definition), the links it holds."""
+    mentioned: dict[str, list[str]] = {}  # a section the page quotes a sentence of → those sentences
+    quoted_alone = [x for found_in in (spec.config.get("mentions") or {}).values() for x in found_in]
+    quoted_alone += [tuple(e[1:4]) for e in spec.config.get("entries", ()) if spec.type == "glossary"]
+    for p, a, text in quoted_alone:
+        mentioned.setdefault(f"{p}#{a}", []).append(" ".join(plain_inline(text).split()))
+    members = set(spec.config.get("members") or ())
+    whole = {p for p in spec.sources if p in members or not any(k.startswith(p + "#") for k in mentioned)}
+    whole = whole if spec.type in ("topic", "entity") else set()
     quoted = set(section_keys(spec))
     out = set()
     for path in spec.sources:
-        for anchor, _, to_path, to_anchor, _ in the_plan.source_links.get(path, ()):
-            if whole or f"{path}#{anchor}" in quoted:
+        for anchor, _, to_path, to_anchor, lead_up in the_plan.source_links.get(path, ()):
+            key = f"{path}#{anchor}"
+            said = mentioned.get(key)
+            shown = any(lead_up in x for x in said) if said is not None else key in quoted
+            if path in whole or shown:
                 target = the_plan.target(to_path, to_anchor)
                 if target is not None and target.path != spec.path:
                     out.add(target.path)
@@ -1379,20 +1388,32 @@ def _names_in_sections(names: Names, by_path: dict[str, SourceDoc], sections) ->
 
 def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
     """The pages a page's notes link to: where the fact that superseded one of its statements is
-    stated, and where a source that disagrees with one of them is shown."""
+    stated, and where a source that disagrees with one of them is shown; a note stands only under
+    a statement the page quotes (``shows``)."""
     paths = {key.partition("#")[0] for key in section_keys(spec)}
     points = [
         (change.statement.doc.path, change.statement.anchor)
         for path in paths
-        for change, _ in the_plan.timeline.outdated.get(path, {}).values()
+        for change, said in the_plan.timeline.outdated.get(path, {}).values()
+        if shows(spec, said.doc.path, said.anchor)
     ]
     points += [
         (other.doc.path, other.anchor)
         for d in the_plan.disputes
         for this, other in ((d.a, d.b), (d.b, d.a))
-        if this.doc.path in paths
+        if shows(spec, this.doc.path, this.anchor)
     ]
     return {t.path for t in (the_plan.target(*p) for p in points) if t is not None}
+
+
+def shows(spec: PageSpec, path: str, anchor: str) -> bool:
+    """Whether a page quotes the section ``path#anchor``: a topic or an entry shows its sources
+    whole, a device page its spec pages whole; other pages the sections they chose."""
+    if spec.type in ("topic", "entity"):
+        return path in spec.sources
+    if path in spec.config.get("spec_paths", ()):
+        return True
+    return f"{path}#{anchor}" in section_keys(spec)
 
 
 def topic_rules(configured: tuple[TopicRule, ...], pool: list[SourceDoc]) -> list[TopicRule]:
