@@ -337,8 +337,8 @@ def test_a_one_word_name_in_a_longer_name_the_corpus_writes_is_not_that_name_how
     assert names.keys_in("| Raspberry pi power / activity |") == set()
     assert names.keys_in("raspberry pi zero") == set()
     assert names.keys_in("Raspberry jam and a raspberry pie.") == {key_of("raspberry")}
-    express = (farmbot_compiled / "wiki/devices/farmbot-express.md").read_text("utf-8")
-    assert "Raspberry pi power" in express and "[Raspberry](../entries/raspberry.md) pi" not in express
+    leds = (farmbot_compiled / "wiki/topics/assembly.md").read_text("utf-8")  # the Express's LED table
+    assert "Raspberry pi power" in leds and "[Raspberry](../entries/raspberry.md) pi" not in leds
 
 
 def test_a_one_word_name_used_as_a_verb_is_not_that_name() -> None:

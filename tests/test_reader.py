@@ -633,8 +633,9 @@ def test_signs_that_carry_a_table_s_meaning_are_kept_and_no_break_spaces_read_as
 
 def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about() -> None:
     """A row naming the device in 'What is the size and weight of the shipping box?' gives the
-    box's size: the device page's table labels it with that heading. A table under a heading that
-    names the device, and the device's own pages, keep the bare label."""
+    box's size: it is no fact of the device's, and a table under another heading ('Economies of
+    scale') is labelled with it. A table under a heading that names the device, and the
+    device's own pages, keep the bare label."""
     from wikic.compile.draft import Citation
     from wikic.compile.librarian.extract import device_facts, in_context
     from wikic.core.markdown import split_sections
@@ -643,7 +644,8 @@ def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about()
     body = (
         "# FAQ\n\n## What is the size and weight of the shipping box?\n\n"
         "|Kit|Dimensions|Weight|\n|---|---|---|\n|Express|18cm x 50cm|17kg|\n\n"
-        "## Express at a glance\n\n|Model|Area|\n|---|---|\n|Express|3.6m2|\n"
+        "## Express at a glance\n\n|Model|Area|\n|---|---|\n|Express|3.6m2|\n\n"
+        "## Economies of scale\n\n|Model|Cost|\n|---|---|\n|Express|$1,800|\n"
     )
     doc = SourceDoc(
         "faq", "1", "1", "layer1_sources/faq/1.md", "FAQ", {}, body, "sha256:x", tuple(split_sections(body))
@@ -652,15 +654,12 @@ def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about()
     facts = device_facts(device, [doc])
     names = ("Express", "FarmBot Express")
     labelled = [k for k, _, _ in in_context(facts, {doc.path: doc}, names, set())]
-    assert labelled == [
-        "Dimensions (What is the size and weight of the shipping box?)",
-        "Weight (What is the size and weight of the shipping box?)",
-        "Area",
-    ]
+    assert labelled == ["Area", "Cost (Economies of scale)"]
     assert [k for k, _, _ in in_context(facts, {doc.path: doc}, names, {doc.path})] == [
         "Dimensions",
         "Weight",
         "Area",
+        "Cost",
     ]
     assert all(isinstance(c, Citation) for _, _, c in facts)
     # a heading that only says where a table stands gives way to its document's title, and a
@@ -1944,3 +1943,33 @@ def test_linked_from_lists_pages_that_link_here(wiki: Path) -> None:
     false = [(p, q) for p, q in listed if p not in out.get(q, set())]
     assert listed and len(false) <= 0.05 * len(listed), false
     assert not [q for _, q in false if q == "wiki/glossary.md"]
+
+
+def test_a_device_page_points_to_long_tables_and_leaves_the_past_out(farmbot_compiled: Path) -> None:
+    """A packing list of 25 rows is looked up, not read: the device page links to where it is
+    shown whole ('In the knowledge base'), and quotes no table longer than ``MAX_LIST`` rows but
+    its own specifications. 'Past Versions' and 'Deprecated FarmBot Express MAX' are the Express's
+    past; its page says what it is now."""
+    from wikic.compile.gather import MAX_LIST
+
+    for path, text in pages(farmbot_compiled).items():
+        if not path.startswith("wiki/devices/"):
+            continue
+        gathered = text.split("\n## ", 2)[-1]  # after the title and the specifications
+        rows = Counter(
+            h for h, line in _under_headings(gathered) if line.startswith("| ") and "---" not in line
+        )
+        assert all(n <= MAX_LIST + 1 for n in rows.values()), (path, rows.most_common(2))
+        assert not re.search(r"^### (Past Versions|Deprecated)", text, re.M), path
+    express = pages(farmbot_compiled)["wiki/devices/farmbot-express.md"]
+    more = express.split("## In the knowledge base", 1)[1].split("\n## ", 1)[0]
+    assert "[Packing list (Express)](../topics/pre-assembly.md#express)" in more, more
+
+
+def _under_headings(text: str) -> list[tuple[str, str]]:
+    heading, out = "", []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            heading = line
+        out.append((heading, line))
+    return out

@@ -145,21 +145,21 @@ def names_every_model(text: str, device: dict) -> bool:
 
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
     """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
-    names the device and is not headed as about another one, nor (troubleshooting aside, where a
-    step or an entry stands on its own) as one step of a build or a set-up (``lone_step``) or one
-    entry of a numbered list (``in_series``), its spec pages aside; at most ``PER_DOC`` per
-    source, ``SECTIONS`` in all."""
+    names the device and is not headed as about another one or its past (``_HISTORY``), nor
+    (troubleshooting aside, where a step or an entry stands on its own) as one step of a build
+    or a set-up (``lone_step``) or one entry of a numbered list (``in_series``), its spec pages
+    aside; at most ``PER_DOC`` per source, ``SECTIONS`` in all."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     out: list[list[str]] = []
     for doc in docs:
-        if doc.path in specs or names_another(doc.title, device):
+        if doc.path in specs or names_another(doc.title, device) or _HISTORY.search(doc.title):
             continue  # 'Meet the Canopy 12' compares it with the Grove 6; it is the Canopy's
         found = 0
         series = _series(doc)
         for section in doc.sections:
             if found >= PER_DOC or len(out) >= SECTIONS:
                 break
-            if names_another(section.heading, device):
+            if names_another(section.heading, device) or any(_HISTORY.search(h) for h in section.path):
                 continue
             facet = facet_of(doc, section)
             if (
@@ -175,6 +175,10 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
     return out
 
 
+# a device's past ('Past Versions', 'Deprecated FarmBot Express MAX'): its page says what it is now
+_HISTORY = re.compile(
+    r"\b(?:past|previous|older|earlier) versions?\b|\bversion history\b|\bdeprecated\b", re.I
+)
 _NUMBERED = re.compile(r"^(\D+?)\s*#?\d+\b")  # 'Code 10', 'LED 4 (custom)', 'Error #42'
 SERIES = 3  # headings of one series beside each other, at least, that make a reference list
 

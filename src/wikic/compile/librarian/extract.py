@@ -720,15 +720,18 @@ def in_context(
     facts: list[tuple[str, str, Citation]], docs: dict[str, SourceDoc], names: tuple[str, ...], own: set[str]
 ) -> list[tuple[str, str, Citation]]:
     """Facts from a table under a heading that does not name the device, labelled with that
-    heading: the row naming the device in 'What is the size and weight of the shipping box?'
-    gives the box's dimensions, not the device's. Facts of the device's own pages (``own``) and
-    of headings that name it keep their label."""
+    heading ('Cost (Economies of scale)'); none from a table answering a question about something
+    else: the row naming the device in 'What is the size and weight of the shipping box?' gives
+    the box's dimensions, not the device's. Facts of the device's own pages (``own``) and of
+    headings that name it keep their label."""
     out = []
     for key, value, cite in facts:
         doc = docs.get(cite.path) if cite.path not in own else None
         section = doc.section(cite.anchor) if doc and cite.anchor else None
         heading = _context(doc, section) if section else ""
         if heading and not mentions(heading, names) and heading.lower() not in key.lower():
+            if heading.rstrip().endswith("?"):
+                continue
             key = f"{key} ({heading})"
         out.append((key, value, cite))
     return out

@@ -15,7 +15,7 @@ from ...core.facts import facts as field_facts
 from ...core.markdown import plain_inline, unnumbered
 from ...core.models import SourceDoc
 from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
-from ..gather import FACET_HEADINGS, FACETS, WHOLE_FACETS, about_units
+from ..gather import FACET_HEADINGS, FACETS, MAX_LIST, WHOLE_FACETS, about_units
 from ..guides import PHASE_TITLES
 from ..pageplan import CONTENTS_PREFIX
 from ..safety import suspicious
@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-81"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-82"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -352,7 +352,7 @@ def _device(job: PageJob) -> Draft:
         lead = naming_sentences(names, [d for d in current_docs(job) if d.path not in spec_paths])
     table = facts_table(in_context(facts, job.docs, names, set(spec_paths)))
     own = opening + body  # the device's own pages: its keywords come from these
-    gathered = gathered_blocks(job, device)
+    gathered, tables = gathered_blocks(job, device)
     if table is not None:
         specs = gathered.pop("Specifications", [])  # other sources' specifications join the table's
         body = [Block("heading", text="Specifications", level=2), table, *specs, *body]
@@ -366,6 +366,7 @@ def _device(job: PageJob) -> Draft:
     quoted = {path for _, path, _ in job.spec.config.get("gathered", ())}
     others = [d for d in current_docs(job) if d.path not in spec_paths and d.path not in quoted]
     listed = [(h[0], d.title) for d in others if (h := job.nav.home(d.path)) is not None][:MORE_SOURCES]
+    listed = list(dict.fromkeys(tables + listed))
     if listed:  # sources about the device that quote nothing naming it: where to read them
         body += [Block("heading", text="In the knowledge base", level=2), Block("links", links=tuple(listed))]
     draft = _finish(job, body, lead, names=(device["title"],))
@@ -379,18 +380,35 @@ def _device(job: PageJob) -> Draft:
 MORE_SOURCES = 10  # sources about a device listed by title when none of their sentences names it
 
 
-def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
+def gathered_blocks(job: PageJob, device: dict) -> tuple[dict[str, list[Block]], list[tuple[str, str]]]:
     """What the device's other sources say about it, by facet: each section's units under its
-    heading (and its document's title), then a link to the page where it is shown whole."""
+    heading (and its document's title), then a link to the page where it is shown whole; and
+    the sections that are only a long table (a packing list, a pin table), as links to where
+    they are shown whole: a device page is read to the end, a table of 25 rows is looked up."""
     by_facet: dict[str, list[Block]] = {}
     brief: dict[str, list[Sentence]] = {}
     brief_homes: dict[str, dict[str, str]] = {}  # where those sentences stand, page by page
+    tables: list[tuple[str, str]] = []
     for facet, path, anchor in job.spec.config.get("gathered", ()):
         if path in job.superseded_by or path not in job.docs:
             continue
         doc = current_view(job.docs[path], job.superseded_by)
         section = doc.section(anchor)
         units = about_units(doc, section, device, facet) if section is not None else []
+        home = _home(job, doc, anchor)
+        heading = (
+            doc.title
+            if not section or not section.heading or section.heading == doc.title
+            else section.heading
+        )
+        heading = (
+            _about(section, heading, (device["title"], *device.get("match", ()))) if section else heading
+        )
+        if home is not None and any(_long_table(u) for u in units):
+            units = [u for u in units if not _long_table(u)]
+            if not [u for u in units if u.kind != "heading"]:
+                tables.append((home[0], heading))
+                continue
         if not units:
             continue
         single = len(units) == 1 and units[0].kind == "para" and len(units[0].sentences) == 1
@@ -402,8 +420,6 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
             if home is not None:
                 brief_homes.setdefault(facet, {}).setdefault(home[0].partition("#")[0], home[1])
             continue
-        heading = doc.title if not section.heading or section.heading == doc.title else section.heading
-        heading = _about(section, heading, (device["title"], *device.get("match", ())))
         blocks = by_facet.setdefault(facet, [])
         blocks += _headed(job, doc, anchor, heading, 3, units)
     for facet, said in brief.items():  # a sentence in passing needs no heading and trail of its own
@@ -413,7 +429,11 @@ def gathered_blocks(job: PageJob, device: dict) -> dict[str, list[Block]]:
         pages = tuple((brief_homes.get(facet) or {}).items())
         if pages:
             by_facet[facet].append(Block("links", text="In context", links=pages))
-    return by_facet
+    return by_facet, tables
+
+
+def _long_table(block: Block) -> bool:
+    return block.kind == "table" and len(block.rows) > MAX_LIST
 
 
 IN_PASSING = "Other mentions"
