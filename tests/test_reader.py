@@ -1973,3 +1973,14 @@ def _under_headings(text: str) -> list[tuple[str, str]]:
             heading = line
         out.append((heading, line))
     return out
+
+
+def test_a_guide_gives_a_section_headed_by_each_subject_its_purpose_names(farmbot_planned: Path) -> None:
+    """'Keeping the garden clean' is for 'dealing with algae and mould', and one FAQ is headed by
+    mould ('Is the white fuzz on my pod mould?'): the guide gives it, though words alone rank it
+    under the algae post's every section. The planned maintenance guide, asked about thermal
+    care, gives 'Thermal Management'. A word heading many sections ('garden') names no subject."""
+    clean = _page(REPO, "wiki/guides/clean-garden.md")
+    assert "### Is the white fuzz on my pod mould?" in clean and "faq/mould-on-sponge" in clean
+    care = _page(farmbot_planned, "wiki/guides/maintenance-and-care.md")
+    assert "### Thermal Management" in care

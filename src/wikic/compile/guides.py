@@ -556,7 +556,73 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
                 overlap[other] = max(overlap[other], len(said & t) / len(said | t))
         covered |= said & asked
         quoted += size
+    named = {t for unit in units for x in unit for t in _heading_terms(x)}
+    # a guide the words found little for (one document's sections) is not filled out by headings
+    for c in _covering(guide, pool, named, taken, best, timeline) if len(per_doc) >= COVERED else ():
+        path = c.doc.path
+        if (
+            quoted >= SENTENCES
+            or per_doc[path] >= PER_DOC
+            or (path not in per_doc and len(per_doc) >= guide.limit)
+        ):
+            continue
+        unit = [x for x in _unit(c, at, best) if (x.doc.path, x.index) not in taken]
+        if c not in unit:
+            continue
+        taken.update((x.doc.path, x.index) for x in unit)
+        per_doc[path] += 1
+        units.append(unit)
+        quoted += sum(len(prose_units(x.doc.sections[x.index].text)) for x in unit)
     return units
+
+
+COVER = 0.25  # a section headed by a subject the guide names and no chosen heading does fits from this share of the best
+HEADED = 4  # sections, at most, a word heads for it to name a subject
+COVERED = 3  # documents, at least, a guide quotes before sections are added for the subjects it names
+
+
+def _heading_terms(c: Candidate) -> set[str]:
+    """The words a section is headed by: its own heading (its document's title heads its opening)."""
+    return terms(c.doc.sections[c.index].heading or c.doc.title)
+
+
+def _covering(
+    guide: Guide, pool: list[Candidate], named: set[str], taken: set, best: float, timeline: Timeline | None
+) -> list[Candidate]:
+    """For each subject the guide's purpose and query name (a word of theirs) that no chosen
+    section's heading names, the best-fitting section headed by it, if it fits from ``COVER`` of
+    the best: a cleaning guide that names mould gives 'Is the white fuzz on my pod mould?', a
+    maintenance guide asked about thermal care 'Thermal Management'. One step of a procedure is no
+    such section ('Step 4: Attach the v-wheels' names the wheels of a build)."""
+    heads = Counter(t for c in pool for t in _heading_terms(c))
+    wanted = [
+        t
+        for t in dict.fromkeys(terms_in_order(f"{guide.purpose} {guide.query}"))
+        if t not in named and heads[t] <= HEADED  # 'garden' heads many sections: it names no subject
+    ]
+    out: list[Candidate] = []
+    for word in wanted:
+        if word in named:
+            continue
+        headed = [
+            c
+            for c in pool
+            if c.score >= COVER * best
+            and (c.doc.path, c.index) not in taken
+            and word in _heading_terms(c)
+            and not STEP.match(c.doc.sections[c.index].heading)  # one step of a procedure reads only in it
+            and not _outdated(c.doc, c.index, timeline)
+        ]
+        if headed:
+            pick = max(headed, key=lambda c: c.score)
+            out.append(pick)
+            named |= _heading_terms(pick)
+    return out
+
+
+def terms_in_order(text: str) -> list[str]:
+    """``terms`` of ``text`` in the order it says them."""
+    return [t for w in tokens(text) for t in terms(w)]
 
 
 def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[list[Candidate]]:
