@@ -1880,10 +1880,14 @@ def test_a_guide_keeps_an_answer_s_parts_under_its_question() -> None:
 
 def test_a_device_page_leaves_a_post_s_news_of_the_day_out() -> None:
     """'Today we are announcing the Canopy 12, our first cabinet garden, shipping from 3 February
-    2025.' read as current on the Canopy 12's page; the launch post's other sentences stay."""
+    2025.' read as current on the Canopy 12's page, and 'The headline feature is one of our most
+    requested' on the Grove 6's; the posts' other sentences stay."""
     canopy = _page(REPO, "wiki/devices/canopy-12.md")
     assert "Today we are announcing" not in canopy
     assert "owners kept asking us for the big stuff" in canopy
+    grove = _page(REPO, "wiki/devices/grove-6.md")  # app 4.6's news, which app 5.0 went past
+    assert "The headline feature is one of our most requested" not in grove
+    assert "Vacation mode needs the larger tank of the Grove 6" in grove
 
 
 def test_topics_on_one_subject_from_different_sources_send_readers_to_each_other() -> None:

@@ -299,14 +299,16 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
             if len(b.rows) <= MAX_LIST and (introduced or any(names_it(t, named, other) for t in labels)):
                 _with_lead_in(out, blocks[n - 1] if n else None, device)
                 out.append(b)
-    return _with_opening(out, blocks)
+    return _without_news(_with_opening(out, blocks))
 
 
 # a post's news of the day, read on a page about the device ever after: 'Today we are announcing
-# the Canopy 12, our first cabinet garden, shipping from 3 February 2025.'
+# the Canopy 12, our first cabinet garden, shipping from 3 February 2025.', 'The headline feature
+# is one of our most requested: vacation mode for the Grove 6.'
 _NEWS = re.compile(
     r"^(?:today|this (?:week|month|year)),? we(?:'re| are| have) (?:announcing|launching|introducing|releasing)\b"
-    r"|\bwe(?:'re| are) (?:excited|thrilled|happy|proud|delighted) to (?:announce|launch|introduce)\b",
+    r"|\bwe(?:'re| are) (?:excited|thrilled|happy|proud|delighted) to (?:announce|launch|introduce)\b"
+    r"|^the headline feature\b|\bone of our most requested\b",
     re.IGNORECASE,
 )
 
