@@ -1988,3 +1988,11 @@ def test_a_guide_gives_a_section_headed_by_each_subject_its_purpose_names(farmbo
     assert "### Is the white fuzz on my pod mould?" in clean and "faq/mould-on-sponge" in clean
     care = _page(farmbot_planned, "wiki/guides/maintenance-and-care.md")
     assert "### Thermal Management" in care
+
+
+def test_no_page_links_to_itself_but_to_a_heading_on_it(wiki: Path) -> None:
+    """'[Points](app.md)' on the App page led to the top of the page the reader was on: a source's
+    link to a document shown there without a heading of its own is left as text."""
+    for path, text in pages(wiki).items():
+        own = os.path.basename(path)
+        assert f"]({own})" not in text, path

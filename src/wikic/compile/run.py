@@ -105,7 +105,7 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
     for path in spec.sources:
         for anchor, text, to_path, to_anchor, lead in plan.source_links.get(path, ()):
             target = plan.target(to_path, to_anchor)
-            if target is not None:
+            if target is not None and (target.path != spec.path or target.anchor):  # not to the page it is on
                 refs.append((path, anchor, text, href(target), lead))
     mentions = []
     quoted = spec.type == "entity"  # an entry's page quotes what others say of it; no link list
