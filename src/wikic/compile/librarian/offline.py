@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ...core.bm25 import tokens
 from ...core.facts import facts as field_facts
-from ...core.markdown import plain_inline, unnumbered
+from ...core.markdown import Section, plain_inline, unnumbered
 from ...core.models import SourceDoc
 from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, MAX_LIST, WHOLE_FACETS, about_units
@@ -396,14 +396,7 @@ def gathered_blocks(job: PageJob, device: dict) -> tuple[dict[str, list[Block]],
         section = doc.section(anchor)
         units = about_units(doc, section, device, facet) if section is not None else []
         home = _home(job, doc, anchor)
-        heading = (
-            doc.title
-            if not section or not section.heading or section.heading == doc.title
-            else section.heading
-        )
-        heading = (
-            _about(section, heading, (device["title"], *device.get("match", ()))) if section else heading
-        )
+        heading = _shown_heading(doc, section, device) if section is not None else doc.title
         if home is not None and any(_long_table(u) for u in units):
             units = [u for u in units if not _long_table(u)]
             if not [u for u in units if u.kind != "heading"]:
@@ -416,7 +409,6 @@ def gathered_blocks(job: PageJob, device: dict) -> tuple[dict[str, list[Block]],
             if not stands_alone(units[0].sentences[0].text, device["title"]):
                 continue  # 'It does not cover cracks …' away from its warranty, 'I cook a lot …'
             brief.setdefault(facet, []).append(units[0].sentences[0])
-            home = _home(job, doc, anchor)
             if home is not None:
                 brief_homes.setdefault(facet, {}).setdefault(home[0].partition("#")[0], home[1])
             continue
@@ -430,6 +422,12 @@ def gathered_blocks(job: PageJob, device: dict) -> tuple[dict[str, list[Block]],
         if pages:
             by_facet[facet].append(Block("links", text="In context", links=pages))
     return by_facet, tables
+
+
+def _shown_heading(doc: SourceDoc, section: Section, device: dict) -> str:
+    """A gathered section's heading on the device page ('Packing list (Express)')."""
+    heading = doc.title if not section.heading or section.heading == doc.title else section.heading
+    return _about(section, heading, (device["title"], *device.get("match", ())))
 
 
 def _long_table(block: Block) -> bool:
