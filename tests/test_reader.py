@@ -1996,3 +1996,18 @@ def test_no_page_links_to_itself_but_to_a_heading_on_it(wiki: Path) -> None:
     for path, text in pages(wiki).items():
         own = os.path.basename(path)
         assert f"]({own})" not in text, path
+
+
+def test_no_guide_quotes_what_its_source_files_for_its_staff(wiki: Path) -> None:
+    """FarmBot files its factory's pre-assembly under 'v1.1/manufacturing' ('not meant for end
+    users of FarmBot'); the planned getting-started guide quoted 'Left Gantry Column › Step 1:
+    Mount the idler pulleys' after 'Step 8: Monitor your garden'."""
+    from wikic.compile.guides import for_staff
+
+    docs = {d.path: d for d in load_layer1(wiki)}
+    staff = {p for p, d in docs.items() if for_staff(d)}
+    assert wiki == REPO or staff  # FarmBot has such documents; the example none
+    for path, text in pages(wiki).items():
+        if path.startswith("wiki/guides/"):
+            quoted = {c.path for line in text.splitlines() for c in parse_citations(line, path)}
+            assert not quoted & staff, (path, sorted(quoted & staff))

@@ -149,7 +149,21 @@ def quotable_sections(
 
 
 def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Candidate]:
-    return [Candidate(d, i) for d, i in quotable if not guide.sources or d.source in guide.sources]
+    return [
+        Candidate(d, i)
+        for d, i in quotable
+        if (not guide.sources or d.source in guide.sources) and not for_staff(d)
+    ]
+
+
+# where a source files what is not for its readers: 'v1.1/manufacturing/pre-assembly' holds the
+# factory's steps ('The information in the following pages is … not meant for end users')
+STAFF = frozenset("manufacturing internal staff archive archived".split())
+
+
+def for_staff(doc: SourceDoc) -> bool:
+    """Whether a document is filed (category, section path, tags) as its source's staff's."""
+    return bool(STAFF & set(_categories(doc).lower().split()))
 
 
 class Counted:
