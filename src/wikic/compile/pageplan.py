@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..core.bm25 import tokens
@@ -1390,30 +1391,32 @@ def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
     """The pages a page's notes link to: where the fact that superseded one of its statements is
     stated, and where a source that disagrees with one of them is shown; a note stands only under
     a statement the page quotes (``shows``)."""
-    paths = {key.partition("#")[0] for key in section_keys(spec)}
+    keys = section_keys(spec)
+    paths = {key.partition("#")[0] for key in keys}
+    shown = shows(spec, set(keys))
     points = [
         (change.statement.doc.path, change.statement.anchor)
         for path in paths
         for change, said in the_plan.timeline.outdated.get(path, {}).values()
-        if shows(spec, said.doc.path, said.anchor)
+        if shown(said.doc.path, said.anchor)
     ]
     points += [
         (other.doc.path, other.anchor)
         for d in the_plan.disputes
         for this, other in ((d.a, d.b), (d.b, d.a))
-        if shows(spec, this.doc.path, this.anchor)
+        if this.doc.path in paths and shown(this.doc.path, this.anchor)
     ]
     return {t.path for t in (the_plan.target(*p) for p in points) if t is not None}
 
 
-def shows(spec: PageSpec, path: str, anchor: str) -> bool:
-    """Whether a page quotes the section ``path#anchor``: a topic or an entry shows its sources
-    whole, a device page its spec pages whole; other pages the sections they chose."""
+def shows(spec: PageSpec, keys: set[str]) -> Callable[[str, str], bool]:
+    """Whether a page quotes a section (path, anchor): a topic or an entry shows its sources
+    whole, a device page its spec pages whole; other pages the sections they chose (``keys``,
+    its ``section_keys``)."""
     if spec.type in ("topic", "entity"):
-        return path in spec.sources
-    if path in spec.config.get("spec_paths", ()):
-        return True
-    return f"{path}#{anchor}" in section_keys(spec)
+        return lambda path, anchor: path in spec.sources
+    whole = set(spec.config.get("spec_paths", ()))
+    return lambda path, anchor: path in whole or f"{path}#{anchor}" in keys
 
 
 def topic_rules(configured: tuple[TopicRule, ...], pool: list[SourceDoc]) -> list[TopicRule]:
