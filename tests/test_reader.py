@@ -2011,3 +2011,19 @@ def test_no_guide_quotes_what_its_source_files_for_its_staff(wiki: Path) -> None
         if path.startswith("wiki/guides/"):
             quoted = {c.path for line in text.splitlines() for c in parse_citations(line, path)}
             assert not quoted & staff, (path, sorted(quoted & staff))
+
+
+def test_a_device_page_s_links_come_from_what_it_quotes_of_a_section() -> None:
+    """A section's table of more than ``MAX_LIST`` rows is linked, not quoted, on a device page:
+    the names in its cells ('Tubing') are no links of that page, so no 'Linked from' of theirs."""
+    from wikic.compile.gather import MAX_LIST, without_long_tables
+
+    rows = "".join(f"| Tubing {n} | 1 |\n" for n in range(MAX_LIST + 1))
+    text = (
+        f"Two boxes.\n\n| Item | Qty |\n|---|---|\n{rows}\nCheck both.\n\n| A | B |\n|---|---|\n| x | 1 |\n"
+    )
+    kept = without_long_tables(text)
+    assert "Tubing" not in kept and "Two boxes." in kept and "Check both." in kept and "| x | 1 |" in kept
+    assert without_long_tables(text.replace(f"| Tubing {MAX_LIST} | 1 |\n", "")) == text.replace(
+        f"| Tubing {MAX_LIST} | 1 |\n", ""
+    )

@@ -179,6 +179,26 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
 _HISTORY = re.compile(
     r"\b(?:past|previous|older|earlier) versions?\b|\bversion history\b|\bdeprecated\b", re.I
 )
+
+
+def without_long_tables(text: str) -> str:
+    """A section's text less its tables of more than ``MAX_LIST`` rows: what a device page quotes
+    of it (such a table is linked where it is shown whole, not quoted)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        if j - i > MAX_LIST + 2:  # its header and rule line, then its rows
+            i = j
+            continue
+        out += lines[i : max(j, i + 1)]
+        i = max(j, i + 1)
+    return "\n".join(out)
+
+
 _NUMBERED = re.compile(r"^(\D+?)\s*#?\d+\b")  # 'Code 10', 'LED 4 (custom)', 'Error #42'
 SERIES = 3  # headings of one series beside each other, at least, that make a reference list
 

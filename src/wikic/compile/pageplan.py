@@ -33,7 +33,7 @@ from ..core.words import FIRST_PERSON
 from . import grouping, guides, versions
 from .corpus import Corpus
 from .disagreements import Disagreement, disagreements
-from .gather import FACETS, gather
+from .gather import FACETS, gather, without_long_tables
 from .librarian.extract import (
     _IMAGE,
     MentionIndex,
@@ -1207,7 +1207,7 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
             for p in spec.config["spec_paths"]:
                 found |= subjects.in_doc.get(p, set())
             sections = [(p, a) for _, p, a in spec.config.get("gathered", ())]
-            found |= _names_in_sections(names, by_path, sections)
+            found |= _names_in_sections(names, by_path, sections, without_long_tables)
         elif spec.type == "guide":
             found |= _names_in_sections(names, by_path, spec.config["sections"])
             found |= {key_of(row[0]) for row in (spec.config.get("table") or {}).get("rows", ())}
@@ -1378,12 +1378,15 @@ def _source_link_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
     return out
 
 
-def _names_in_sections(names: Names, by_path: dict[str, SourceDoc], sections) -> set:
+def _names_in_sections(
+    names: Names, by_path: dict[str, SourceDoc], sections, shown: Callable[[str], str] = lambda t: t
+) -> set:
+    """The names the sections (path, anchor) use, in what of each a page shows (``shown``)."""
     found: set = set()
     for p, a in sections:
         section = by_path[p].section(a) if p in by_path else None
         if section is not None:
-            found |= names.keys_in(plain_inline(section.text))
+            found |= names.keys_in(plain_inline(shown(section.text)))
     return found
 
 
