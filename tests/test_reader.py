@@ -1703,6 +1703,11 @@ def test_a_section_headed_with_the_device_name_alone_is_headed_with_what_it_is_a
     )
     results = "Results for both Genesis and Express"
     assert _about(sections[results], results, names) == results
+    kits = {
+        s.heading: s
+        for s in split_sections("# OS\n\n## Step 3. Insert the card\n\nHere.\n\n### Genesis kits\n\nBack.\n")
+    }
+    assert _about(kits["Genesis kits"], "Genesis kits", names) == "Insert the card (Genesis kits)"
     assert _about(sections["Connecting"], "Connecting", names) == "Connecting"
 
 

@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-84"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-85"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -456,18 +456,20 @@ def _headed(
 
 
 _VERSION = re.compile(r"\bv?\d+(?:\.\d+)*\+?(?!\w)")
+_KIT = re.compile(r"(?i)\b(?:kits?|models?|versions?|owners|users|bots?|devices?|only)\b")  # 'Genesis kits'
 
 
 def _about(section, heading: str, names: tuple[str, ...]) -> str:
     """A section headed with the device's name alone ('Genesis' under 'Step 5: Try a wired
     Ethernet connection'), read on that device's page, under the heading it is a variant of: 'Try
-    a wired Ethernet connection (Genesis)', 'Packing list (Express)'. Any other heading is kept."""
+    a wired Ethernet connection (Genesis)', 'Packing list (Express)', 'Insert the microSD card into
+    the Raspberry Pi (Genesis kits)'. Any other heading is kept."""
     if len(section.path) < 2:
         return heading
     rest = " ".join(plain_inline(heading).split())
     for name in sorted(names, key=len, reverse=True):
         rest = re.sub(rf"(?i)\b(?:farmbot\s+)?{re.escape(name)}\b", " ", rest)
-    if _VERSION.sub(" ", rest).strip():
+    if _KIT.sub(" ", _VERSION.sub(" ", rest)).strip():
         return heading  # it says more than which model ('Results of Camera Testing …')
     return f"{unnumbered(section.path[-2])} ({heading})"
 
