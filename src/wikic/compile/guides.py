@@ -360,7 +360,7 @@ def without_pointers(units: list[list[Candidate]]) -> list[list[Candidate]]:
     """The units less the short ones that name a procedure the guide quotes whole: 'follow our
     FarmBot OS installation instructions … then reinsert the card' after FarmBot OS's own steps
     only sends the reader to what is already there."""
-    procedures = [u for u in units if sum(1 for c in u if STEP.match(c.doc.sections[c.index].heading)) > 1]
+    procedures = [u for u in units if _procedure(u)]
 
     def pointer(unit: list[Candidate]) -> bool:
         said = [kind for c in unit for kind, _ in prose_units(c.doc.sections[c.index].text)]
@@ -529,12 +529,10 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
     for c in fresh:
         unit = [x for x in _unit(c, at, best) if x is c or not _outdated(x.doc, x.index, timeline)]
         key = tuple((x.doc.path, x.index) for x in unit)
-        procedure = sum(1 for x in unit if STEP.match(x.doc.sections[x.index].heading)) > 1
-        worth = max(x.score for x in unit) + PROCEDURE * procedure
+        worth = max(x.score for x in unit) + PROCEDURE * _procedure(unit)
         said = set().union(*(terms(x.doc.sections[x.index].text) for x in unit))
-        size = sum(len(prose_units(x.doc.sections[x.index].text)) for x in unit)
         if key not in options or worth > options[key][0]:
-            options[key] = (worth, unit, said, size)
+            options[key] = (worth, unit, said, _size(unit))
     # only the best-fitting few can be chosen: the rest never outweigh them
     options = dict(sorted(options.items(), key=lambda kv: (-kv[1][0], kv[0]))[:OPTIONS])
     asked = terms(guide.query)
@@ -545,6 +543,9 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
     units: list[list[Candidate]] = []
     quoted = 0
     left = sorted(options.items())
+
+    def room(path: str) -> bool:  # for one more unit of this document
+        return per_doc[path] < PER_DOC and (path in per_doc or len(per_doc) < guide.limit)
 
     def value(key: tuple, option: tuple[float, list[Candidate], set[str], int]) -> float:
         worth, _, said, _ = option
@@ -558,9 +559,7 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
         path = unit[0].doc.path
         if value(key, option) < FIT * best:
             break
-        if any(k in taken for k in key) or per_doc[path] >= PER_DOC:
-            continue
-        if path not in per_doc and len(per_doc) >= guide.limit:
+        if any(k in taken for k in key) or not room(path):
             continue
         taken.update(key)
         per_doc[path] += 1
@@ -573,21 +572,24 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
     named = {t for unit in units for x in unit for t in _heading_terms(x)}
     # a guide the words found little for (one document's sections) is not filled out by headings
     for c in _covering(guide, pool, named, taken, best, timeline) if len(per_doc) >= COVERED else ():
-        path = c.doc.path
-        if (
-            quoted >= SENTENCES
-            or per_doc[path] >= PER_DOC
-            or (path not in per_doc and len(per_doc) >= guide.limit)
-        ):
-            continue
         unit = [x for x in _unit(c, at, best) if (x.doc.path, x.index) not in taken]
-        if c not in unit:
+        if quoted >= SENTENCES or not room(c.doc.path) or c not in unit:
             continue
         taken.update((x.doc.path, x.index) for x in unit)
-        per_doc[path] += 1
+        per_doc[c.doc.path] += 1
         units.append(unit)
-        quoted += sum(len(prose_units(x.doc.sections[x.index].text)) for x in unit)
+        quoted += _size(unit)
     return units
+
+
+def _procedure(unit: list[Candidate]) -> bool:
+    """Whether a unit is a procedure: two or more of its sections are steps."""
+    return sum(1 for c in unit if STEP.match(c.doc.sections[c.index].heading)) > 1
+
+
+def _size(unit: list[Candidate]) -> int:
+    """The sentences and list items a unit quotes."""
+    return sum(len(prose_units(c.doc.sections[c.index].text)) for c in unit)
 
 
 COVER = 0.25  # a section headed by a subject the guide names and no chosen heading does fits from this share of the best
@@ -647,7 +649,7 @@ def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[lis
     stale = timeline.outdated if timeline is not None else {}
 
     def history(unit: list[Candidate]) -> bool:
-        if sum(1 for c in unit if STEP.match(c.doc.sections[c.index].heading)) > 1:
+        if _procedure(unit):
             return False
         anchors = {c.doc.sections[c.index].anchor for c in unit}
         return any(st.anchor in anchors for _, st in (stale.get(unit[0].doc.path) or {}).values())
@@ -778,7 +780,7 @@ def order(
     for unit in units:
         first = unit[0]
         section = first.doc.sections[first.index]
-        steps = len([c for c in unit if STEP.match(c.doc.sections[c.index].heading)]) > 1
+        steps = _procedure(unit)
         about = f"{first.doc.title} {_categories(first.doc)}"
         fix = phase_of("", about) == "fix"
         phase = "do" if steps and not fix else phase_of(section.heading, about)
