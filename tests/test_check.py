@@ -154,6 +154,17 @@ def test_changed_number_in_a_wiki_sentence_is_unsupported(example: Path) -> None
             "so it does not shade fruiting plants",
             "so it shades fruiting plants",
         ),
+        # a field listing records by id shows their pages' titles; another record's page is refused
+        (
+            "wiki/entries/alpine-strawberry.md",
+            "| Suitable devices | [Grove 6](../devices/grove-6.md),",
+            "| Suitable devices | [Sprout 3](../devices/sprout-3.md),",
+        ),
+        (
+            "wiki/entries/alpine-strawberry.md",
+            "| Companions | [Viola](viola.md),",
+            "| Companions | [Spinach](spinach.md),",
+        ),
     ],
 )
 def test_hand_edit_that_swaps_numbers_or_flips_a_negation_is_unsupported(

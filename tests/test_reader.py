@@ -293,6 +293,52 @@ def test_a_table_cell_links_no_common_word_however_it_is_capitalised() -> None:
     assert "open the [Seeds](../topics/seeds.md) page" in text
 
 
+def test_a_record_id_in_a_cell_is_shown_as_its_subject_s_title() -> None:
+    """A field that lists other records by id ('grove-6, canopy-12') links each by its title, in
+    every row; prose and names without a page stay as written."""
+    from wikic.compile.draft import Block, Cell, Citation, Draft, Navigation, Sentence, render_body
+
+    cite = (Citation("layer1_sources/plants/basil.md", "basil"),)
+    nav = Navigation(
+        names=((key_of("Grove 6"), "wiki/devices/grove-6.md"), (key_of("chives"), "wiki/entries/chives.md")),
+        shown=((key_of("Grove 6"), "Grove 6"), (key_of("chives"), "Chives")),
+    )
+    rows = (
+        (Cell("Companions"), Cell("chives, shiso", cite)),
+        (Cell("Suitable devices"), Cell("grove-6", cite)),
+        (Cell("Also"), Cell("grove-6", cite)),
+    )
+    blocks = (
+        Block("table", header=("Field", "Value"), rows=rows),
+        Block("para", sentences=(Sentence("Pair it with chives in a grove-6 garden.", cite),)),
+    )
+    text = render_body(Draft("Basil", "", (), blocks), "wiki/entries/basil.md", nav)
+    assert "| [Chives](chives.md), shiso" in text
+    assert "| [Grove 6](../devices/grove-6.md) [" in text
+    assert "| Also | [Grove 6](../devices/grove-6.md) [" in text
+    assert "Pair it with chives in a grove-6 garden." in text
+
+
+def test_no_cell_shows_a_record_id_where_its_subject_has_a_title(wiki: Path) -> None:
+    """No table cell that lists records by id ('thai-basil, dill') links a device or an entry by
+    its id ('[thai-basil](…)'); the title stands for it."""
+    subjects = {p for p, k in kinds(wiki).items() if k in ("entity", "device")}
+    link = re.compile(r"\[([^\]]*)\]\(([^)#\s]+\.md)\)")
+    ids = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:, [a-z0-9]+(?:-[a-z0-9]+)*)*")
+    found = []
+    for path, text in pages(wiki).items():
+        for cell in (c for line in text.splitlines() if line.startswith("|") for c in line.split(" | ")):
+            value = strip_citations(cell.strip("| "))
+            named = [
+                m.group(1)
+                for m in link.finditer(value)
+                if os.path.normpath(os.path.join(os.path.dirname(path), m.group(2))) in subjects
+            ]
+            if named and ids.fullmatch(link.sub(lambda m: m.group(1), value)):
+                found += [(path, name) for name in named if ids.fullmatch(name)]
+    assert found == []
+
+
 FOLDERS = re.compile(r"[/_-]")
 
 
@@ -1137,9 +1183,9 @@ def test_a_field_naming_entries_or_planters_links_them() -> None:
     'grove-6, canopy-12') that name pages of the wiki: they link to them, as the same names in a
     sentence do (48 of 53 plant pages named their planters without a link)."""
     text = _page(REPO, "wiki/entries/cilantro.md")
-    assert "| Companions | [thai-basil](thai-basil.md), dill, [spinach](spinach.md) [" in text
+    assert "| Companions | [Thai Basil](thai-basil.md), dill, [Spinach](spinach.md) [" in text
     assert (
-        "| Suitable devices | [grove-6](../devices/grove-6.md), [canopy-12](../devices/canopy-12.md) ["
+        "| Suitable devices | [Grove 6](../devices/grove-6.md), [Canopy 12](../devices/canopy-12.md) ["
         in text
     )
 
@@ -1379,7 +1425,7 @@ def test_a_name_of_several_words_links_however_many_sources_use_it() -> None:
     words, which stayed plain in the jalapeño's companions and the herb comparison."""
     text = _page(REPO, "wiki/entries/jalapeño-pepper.md")
     companions = next(line for line in body_lines(text) if line.startswith("| Companions"))
-    assert "[genovese-basil](genovese-basil.md)" in companions
+    assert "[Genovese Basil](genovese-basil.md)" in companions
 
 
 def test_the_glossary_lists_the_words_of_the_trade_before_the_subjects_with_pages(wiki: Path) -> None:
@@ -1477,11 +1523,12 @@ def test_linked_from_lists_only_pages_not_linked_above(wiki: Path) -> None:
 
 def test_a_record_id_in_a_field_links_to_its_entry() -> None:
     """A plant's companions name other plants by record id: 'italian-parsley' is the id of 'Italian
-    Flat-Leaf Parsley' and 'bush-bean' of 'Dwarf Bush Bean'; no title says them, so they stayed plain."""
+    Flat-Leaf Parsley' and 'bush-bean' of 'Dwarf Bush Bean'; no title says them, so they stayed
+    plain. They link, shown by their entries' titles."""
     basil = _page(REPO, "wiki/entries/genovese-basil.md")
-    assert "[italian-parsley](italian-flat-leaf-parsley.md)" in basil
+    assert "[Italian Flat-Leaf Parsley](italian-flat-leaf-parsley.md)" in basil
     nasturtium = _page(REPO, "wiki/entries/dwarf-nasturtium.md")
-    assert "[bush-bean](dwarf-bush-bean.md)" in nasturtium
+    assert "[Dwarf Bush Bean](dwarf-bush-bean.md)" in nasturtium
 
 
 def test_a_device_page_quotes_a_list_with_the_paragraph_that_introduces_it() -> None:

@@ -62,16 +62,7 @@ def rule_citations(kb: KB, page: WikiPage) -> Iterator[Finding]:
                 )
         if verified:
             continue
-        result = kb.verifier.check(st.text, st.cites)
-        if not result.ok:
-            yield finding(
-                "unsupported-citation",
-                page.path,
-                st.line,
-                f"{short(st.text)!r}: {result.reason}",
-            )
-            continue
-        wrong = misstated_field(kb, st)
+        wrong = unsupported(kb, st, page.path)
         if wrong:
             yield finding("unsupported-citation", page.path, st.line, wrong)
     for line, labels in sorted(uncited_rows.items()):
@@ -83,22 +74,37 @@ def rule_citations(kb: KB, page: WikiPage) -> Iterator[Finding]:
         )
 
 
+def unsupported(kb: KB, st: Statement, path: str) -> str | None:
+    """Why the statement's citations do not support it, or None: as written, or, for a cell that
+    lists records by their pages' titles, as its source writes them (``KB.as_recorded``)."""
+    why = None
+    for text in dict.fromkeys([st.text, kb.as_recorded(st, path)]):
+        result = kb.verifier.check(text, st.cites)
+        wrong = misstated_field(kb, st, text) if result.ok else f"{short(st.text)!r}: {result.reason}"
+        if not wrong:
+            return None
+        why = why or wrong
+    return why
+
+
 _FACT = re.compile(r"^([^:;]{1,60}):\s+(.+)$")
 
 
-def misstated_field(kb: KB, st: Statement) -> str | None:
+def misstated_field(kb: KB, st: Statement, text: str | None = None) -> str | None:
     """A fact restated from a frontmatter field of its cited document (a fact-list line 'Row
     spacing: 25', several joined by '; ', or a table cell in a 'Row spacing' column or row that
-    the cited section's text does not quote) that states another value than the field."""
+    the cited section's text does not quote) that states another value than the field (``text``:
+    the statement's, as its cited text writes it)."""
+    text = st.text if text is None else text
     if any(c.path not in kb.docs for c in st.cites):
         return None  # a file that cannot be read: unreadable-source says so
     if st.kind == "cell":
-        if any(st.text in kb.verifier.section_text(c) for c in st.cites):
+        if any(text in kb.verifier.section_text(c) for c in st.cites):
             return None  # quoted from a table in the source, verified as a quote
         row, _, column = st.label.partition(" / ")
-        candidates = [(column, st.text), (row, st.text)]
+        candidates = [(column, text), (row, text)]
     else:
-        candidates = [m.group(1, 2) for part in st.text.split("; ") if (m := _FACT.match(part))]
+        candidates = [m.group(1, 2) for part in text.split("; ") if (m := _FACT.match(part))]
     for name, stated in candidates:
         for c in st.cites:
             found = fact_for_label(kb.doc(c.path), name) if name else None

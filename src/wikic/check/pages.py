@@ -35,6 +35,7 @@ class Statement:
     kind: str = "sentence"  # sentence | cell | about (a page's description under its title)
     in_note: bool = False
     label: str = ""  # cell: "<row label> / <column>"
+    raw: str = ""  # cell: as written, links and all
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,8 @@ def _statements(page: WikiPage) -> Iterator[Statement]:
                 if not text or text in ("—", "-", "–", "n/a"):
                     continue
                 column = header[ci] if ci < len(header) else f"column {ci + 1}"
-                yield Statement(n, text, cites, "cell", in_note and quoted, f"{row_label} / {column}")
+                label = f"{row_label} / {column}"
+                yield Statement(n, text, cites, "cell", in_note and quoted, label, cell)
             continue
         prev_table = False
         if stripped.startswith(("<!--", "<")) or _is_nav(stripped):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -29,7 +30,7 @@ from typing import Any
 from .. import __version__
 from ..compile.citations import DEFAULT_MIN_OVERLAP, Verifier, unresolved
 from ..compile.disagreements import Disagreement, Said
-from ..compile.draft import Citation
+from ..compile.draft import Citation, as_recorded, record_links
 from ..compile.schema import WikiSchema
 from ..core.config import load_sources
 from ..core.errors import KBError
@@ -37,7 +38,7 @@ from ..core.fsutil import read_regular, require_kb, sha256_tag
 from ..core.markdown import Section
 from ..core.models import SourceDoc
 from ..transform.layer1 import layer1_paths, parse_doc, require_sources
-from .pages import PageHead, WikiPage, page_heads, read_page
+from .pages import PageHead, Statement, WikiPage, page_heads, read_page
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +165,43 @@ class KB:
     def page_by_path(self) -> dict[str, PageHead]:
         return {p.path: p for p in self.pages}
 
+    def said(self, page: WikiPage) -> list[tuple[str, list[str]]]:
+        """(text, cited paths) of each statement of ``page``, for coverage; a cell that lists
+        records by their pages' titles counts as its source's ids too."""
+        out = []
+        for st in page.statements:
+            cited = [c.path for c in st.cites]
+            out += [(text, cited) for text in dict.fromkeys([st.text, self.as_recorded(st, page.path)])]
+        return out
+
+    def as_recorded(self, st: Statement, path: str) -> str:
+        """A cell of the page at ``path`` that lists records by their pages' titles, as its source
+        lists them, by id ('Grove 6, Chives' for 'grove-6, chives'; ``draft.as_recorded``): a linked
+        title is its page's record, a title without a link the record of the page so titled."""
+        if st.kind != "cell":
+            return st.text
+        linked = record_links(st.raw, path, self.record_ids) if "](" in st.raw else {}
+        return as_recorded(st.text, ChainMap(linked, self.titled_records))
+
+    @cached_property
+    def titled_records(self) -> dict[str, str]:
+        """The title of a device's or an entry's page → the id of the record it stands for."""
+        by_path = self.page_by_path
+        return {str(by_path[p].meta.get("title", "")): rid for p, rid in self.record_ids.items()}
+
+    @cached_property
+    def record_ids(self) -> dict[str, str]:
+        """A device's or an entry's page → the id of the record it stands for."""
+        out: dict[str, str] = {}
+        for head in self.pages:
+            if head.meta.get("type") == "device":
+                out[head.path] = Path(head.path).stem
+            elif head.meta.get("type") == "entity":
+                rows = [self.docs[s] for s in map(str, head.meta.get("sources") or ()) if s in self.docs]
+                title = head.meta.get("title")
+                out.update((head.path, r.id) for r in rows if r.title == title)  # its record, of those
+        return out
+
     def doc(self, path: str) -> SourceDoc:
         """A layer-1 document whole, text and all."""
         return self.texts[path]
@@ -180,7 +218,7 @@ class KB:
         self.outbound[page.path] = page.outbound
         self.statements += len(page.statements)
         if self.cited is not None:
-            self.cited += [(st.text, [c.path for c in st.cites]) for st in page.statements]
+            self.cited += self.said(page)
         if self.plan is None:
             self.cited_paths.update(c.path for st in page.statements for c in st.cites)
 
@@ -195,9 +233,7 @@ class KB:
     def cited_texts(self) -> list[tuple[str, list[str]]]:
         """(statement, cited paths) of every page: those kept while walking, else read again."""
         if self.cited is None:
-            return [
-                (st.text, [c.path for c in st.cites]) for page in self.read_pages() for st in page.statements
-            ]
+            return [pair for page in self.read_pages() for pair in self.said(page)]
         return self.cited
 
 

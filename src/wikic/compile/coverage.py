@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 
 from ..core.facts import facts, prose_fields, restated_field
@@ -31,7 +31,7 @@ from ..core.markdown import (
     split_sentences,
 )
 from ..core.models import SourceDoc
-from .draft import parse_citations, strip_citations
+from .draft import as_recorded, parse_citations, record_links, strip_citations
 
 MIN_WORDS = 5
 _IMAGE = IMAGE_MARKUP
@@ -210,13 +210,21 @@ def of_pages(
 _MARKER = re.compile(r"^\s*(?:(?:[-*>|]|\d+\.)\s+)*")  # what a page puts before a line's text
 
 
-def lines_of(path: str, text: str) -> list[tuple[str, list[str]]]:
+def lines_of(path: str, text: str, ids: Mapping[str, str] | None = None) -> list[tuple[str, list[str]]]:
     """(text, cited layer-1 paths) of each line of a wiki page that cites a source, read as its
-    text without the citations: a quicker read than the statements ``check`` parses."""
+    text without the citations: a quicker read than the statements ``check`` parses. A table
+    row whose cells list records by their pages' titles is read as their ids too (``ids``: a
+    device's or an entry's page → its record's id; see ``draft.as_recorded``)."""
     pairs = []
     for line in text.split("\n"):
         if "layer1_sources/" in line:
             cited = [c.path for c in parse_citations(line, path)]
             if cited:
-                pairs.append((_MARKER.sub("", strip_citations(line)).strip(), cited))
+                line = strip_citations(line)
+                pairs.append((_MARKER.sub("", line).strip(), cited))
+                if ids and line.startswith("|"):  # and as the source lists the records it names
+                    cells = line.strip("| ").split(" | ")
+                    pairs.append(
+                        (" | ".join(as_recorded(_norm(c), record_links(c, path, ids)) for c in cells), cited)
+                    )
     return pairs

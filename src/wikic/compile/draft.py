@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -138,6 +139,9 @@ class Navigation:
     compounds: tuple[tuple[str, tuple[str, ...]], ...] = ()  # longer names one-word names are part of
     words: tuple[tuple[str, ...], ...] = ()  # of those, common words: a table cell never links them
     titled: tuple[tuple[tuple[str, ...], str], ...] = ()  # titles linked where a line is one, whole
+    # subjects with a page of their own, and its title: a table cell that lists records by their ids
+    # ('grove-6, canopy-12', 'chives, dill') shows their titles ('Grove 6', 'Chives')
+    shown: tuple[tuple[tuple[str, ...], str], ...] = ()
     own: tuple[
         tuple[str, ...], ...
     ] = ()  # the page's own names: never linked, but no shorter name inside them is
@@ -170,6 +174,32 @@ def relative(href: str, page_path: str) -> str:
 _PROTECTED = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:\([^()]*\))?|`[^`]*`|\*\*[^*]+:\*\*")
 
 
+_RECORD_IDS = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:, [a-z0-9]+(?:-[a-z0-9]+)*)*")  # 'thai-basil, dill'
+
+
+def as_recorded(cell: str, linked: Mapping[str, str]) -> str:
+    """A table cell that lists records by their pages' titles where its source lists their ids
+    ('Grove 6, Chives, shiso' for 'grove-6, chives, shiso'; see ``_Linker``), as the source writes
+    it. ``linked``: the text of each link of the cell to a device's or an entry's page → the id of
+    the record that page stands for ('Fennel, finocchio' links no title, and stays as it is)."""
+    items = cell.split(", ")
+    written = [linked.get(item, item) for item in items]
+    if written == items or not all(_RECORD_IDS.fullmatch(w) for w in written):
+        return cell
+    return ", ".join(written)
+
+
+def record_links(cell: str, page_path: str, ids: Mapping[str, str]) -> dict[str, str]:
+    """The text of each link of a rendered table ``cell`` (on ``page_path``) to a page of ``ids``
+    (a device's or an entry's page → the id of its record) → that id."""
+    out = {}
+    for m in ANY_LINK.finditer(cell):
+        rid = ids.get(resolve_href(page_path, m.group(2)))
+        if rid:
+            out[" ".join(plain_inline(m.group(1)).split())] = rid
+    return out
+
+
 class _Linker:
     """Links the first mention of each subject under each top heading of a page. In a table cell (a field's
     value), capitals are the field's style rather than a name's ('Direct Seed, thin to 3cm'), so a
@@ -182,6 +212,7 @@ class _Linker:
             frozenset(nav.proper),
             {k: frozenset(v) for k, v in nav.compounds},
         )
+        self.shown = dict(nav.shown)
         self.own = frozenset(own)
         self.words = frozenset(nav.words)
         self.titled = dict(nav.titled)
@@ -202,18 +233,19 @@ class _Linker:
         if not self.names.targets:
             return text
         shut = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
+        ids = cell and _RECORD_IDS.fullmatch(text) is not None
         out, pos = [], 0
         for start, end, key in self.names.spans(text):
             if (
-                key in self.done
+                (key in self.done and not ids)  # a cell listing records by id links each, by its title
                 or key in self.own
                 or any(a < end and start < b for a, b in shut)
                 or (cell and key in self.words)
             ):
                 continue
             self.done.add(key)
-            href = relative(self.names.targets[key].path, self.page)
-            out += [text[pos:start], f"[{text[start:end]}]({href})"]
+            shown = self.shown.get(key, text[start:end]) if ids else text[start:end]
+            out += [text[pos:start], f"[{shown}]({relative(self.names.targets[key].path, self.page)})"]
             pos = end
         return "".join(out) + text[pos:]
 

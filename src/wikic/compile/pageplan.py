@@ -7,6 +7,7 @@ type and slug, and every source is routed to the pages it touches, or reported a
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter, defaultdict
@@ -109,6 +110,11 @@ class Plan:
     source_links: dict = field(default_factory=dict)  # layer-1 path → its links to other sources
     notes: list[str] = field(default_factory=list)  # configured pages left out, and why
     vocabulary: Vocabulary | None = field(default=None, repr=False)  # word frequencies, for keywords
+
+    @functools.cached_property
+    def subject_pages(self) -> frozenset[str]:
+        """The pages that are each about one subject: a device's, an entry's."""
+        return frozenset(s.path for s in self.pages if s.type in ("entity", "device"))
 
     def target(self, path: str, anchor: str = "") -> Target | None:
         """Where a source (or one of its sections) is shown whole: its home, at its heading."""

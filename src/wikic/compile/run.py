@@ -155,6 +155,11 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
         ),
         words=tuple(tuple(k) for k, _ in names if tuple(k) in plan.words),
         titled=tuple((k, href(t)) for k, t in plan.titled.get(spec.path, {}).items()),
+        shown=tuple(
+            (tuple(k), plan.titles[t.path])
+            for k, t in plan.links.get(spec.path, {}).items()
+            if not t.anchor and t.path in plan.subject_pages
+        ),
         own=tuple(tuple(k) for k in plan.own.get(spec.path, ())),
         homes=tuple((k, h, t) for k, (h, t) in homes.items()),
         see_also=tuple((p, plan.titles[p]) for p in plan.see_also.get(spec.path, ())),
@@ -521,9 +526,10 @@ def measure_coverage(
     from .coverage import Coverage, cited_texts, lines_of, measure
 
     pairs = [pair for page in drafted.values() for pair in page.statements]
+    ids = record_ids(the_plan, docs)
     for spec in the_plan.pages:
         if spec.path not in drafted and (root / spec.path).exists():
-            pairs += lines_of(spec.path, (root / spec.path).read_text("utf-8"))
+            pairs += lines_of(spec.path, (root / spec.path).read_text("utf-8"), ids)
     cited = cited_texts(pairs)
 
     def part(chunk: Sequence[SourceDoc]) -> Coverage:
@@ -531,6 +537,20 @@ def measure_coverage(
 
     found = Coverage.joined(slices(part, docs, jobs, least=LIGHT))
     return {"summary": found.summary(), **found.as_dict()}
+
+
+def record_ids(the_plan: Plan, docs: list[SourceDoc]) -> dict[str, str]:
+    """A device's or an entry's page → the id of the record it stands for (a cell that lists
+    records by id shows their pages' titles: ``draft.as_recorded``)."""
+    by_path = {d.path: d for d in docs}
+    out: dict[str, str] = {}
+    for spec in the_plan.pages:
+        if spec.type == "device":
+            out[spec.path] = spec.config["device"]["id"]
+        elif spec.type == "entity":  # its record, of the documents it is made from
+            records = [by_path[p] for p in spec.config["members"] if p in by_path]
+            out.update((spec.path, d.id) for d in records if d.title == spec.title)
+    return out
 
 
 def _index_entries(
