@@ -339,6 +339,23 @@ def test_no_cell_shows_a_record_id_where_its_subject_has_a_title(wiki: Path) -> 
     assert found == []
 
 
+def test_no_page_quotes_a_source_s_list_of_links_to_its_next_pages(wiki: Path) -> None:
+    """A help center's 'What's next?' is a list of links to its other articles (70 on FarmBot,
+    each item cited as if it said something): the wiki's own links and reading order stand for it."""
+    from wikic.core.markdown import is_navigation
+
+    assert is_navigation("* [Camera Settings](photos/camera-settings.md)\n* [Weed Detection](w.md)\n")
+    assert not is_navigation("* [Camera Settings](photos/camera-settings.md): pick a resolution\n")
+    item = re.compile(r"^(?:[-*+]|\d+\.) \[[^\]]+\]\([^)]*\)$")
+    found = []
+    for path, text in pages(wiki).items():
+        for section in re.split(r"\n#{2,6} ", text)[1:]:
+            lines = [strip_citations(x).strip() for x in section.split("\n")[1:] if x.strip()]
+            if lines and all(item.match(x) for x in lines) and "layer1_sources/" in section:
+                found.append((path, section.split("\n")[0]))
+    assert found == []
+
+
 FOLDERS = re.compile(r"[/_-]")
 
 
@@ -1091,18 +1108,26 @@ def test_an_entry_opens_with_its_record_s_description_once(farmbot_planned: Path
     assert oyster.index(said[2]) < facts  # its three sentences, then its facts
 
 
-def test_a_list_of_article_titles_links_each_to_where_it_is_shown(farmbot_compiled: Path) -> None:
-    """'What's next?' lists other articles by title: each item links to where that article is
-    shown (on the same page, its heading). A one-word item is a word of a list, never a title."""
-    text = _page(farmbot_compiled, "wiki/topics/troubleshooting.md")
-    nxt = text[text.index("### What's next?") :].split("\n\n")[1].splitlines()
-    assert len(nxt) == 7
-    assert all(re.match(r"^- \[[^\]]+\]\((?:[\w-]+\.md)?#[\w-]+\) \[articles/", x) for x in nxt), nxt
-    assert nxt[0].startswith("- [Accessing Configurator](#accessing-configurator)")
+def test_a_list_of_article_titles_links_each_to_where_it_is_shown() -> None:
+    """A list of other articles by title links each item to where that article is shown (on the
+    same page, its heading). A one-word item is a word of a list, never a title. (FarmBot's
+    'What's next?' lists, links only, are navigation and no page quotes them.)"""
+    from wikic.compile.draft import Block, Citation, Draft, Navigation, Sentence, render_body
+
     titles = unique_titles([("Water", Target("a")), ("Support Policy", Target("b")), ("Reset", Target("c"))])
     assert titles == {key_of("Support Policy"): Target("b")}
     body = "Read on:\n\n - [Support Policy](other/support-policy.md)\n - Water\n - Support Policy and more\n"
     assert listed_titles(body, titles) == {key_of("Support Policy")}
+    cite = (Citation("layer1_sources/articles/1.md", "read-on"),)
+    nav = Navigation(
+        titled=((key_of("Accessing Configurator"), "wiki/topics/troubleshooting.md#accessing-configurator"),)
+    )
+    items = (Sentence("Accessing Configurator", cite), Sentence("Water", cite))
+    text = render_body(
+        Draft("T", "", (), (Block("bullets", sentences=items),)), "wiki/topics/troubleshooting.md", nav
+    )
+    assert "- [Accessing Configurator](#accessing-configurator) [articles/1]" in text
+    assert "- Water [articles/1]" in text
 
 
 def test_a_device_page_lists_what_is_said_in_passing_and_leaves_other_models_stories_alone() -> None:

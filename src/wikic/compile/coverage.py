@@ -25,6 +25,7 @@ from ..core.markdown import (
     IMAGE_MARKUP,
     code_lines,
     is_caption,
+    is_navigation,
     is_table_start,
     plain_inline,
     readable,
@@ -46,6 +47,8 @@ def doc_sentences(doc: SourceDoc) -> list[str]:
     """The sentences of at least ``MIN_WORDS`` words a document states, normalised."""
     out: list[str] = []
     for section in doc.sections:
+        if is_navigation(section.text):
+            continue  # a list of links: where the site goes on, which no page needs to say
         para: list[str] = []
         chunks: list[str] = []
         marked = list(code_lines(readable(section.text).split("\n")))

@@ -27,7 +27,7 @@ from ..core.facts import (
 )
 from ..core.facts import facts as field_facts
 from ..core.fsutil import canonical_json, sha256_tag
-from ..core.markdown import STOPWORDS, github_slug, plain_inline, readable, unnumbered
+from ..core.markdown import STOPWORDS, github_slug, is_navigation, plain_inline, readable, unnumbered
 from ..core.models import SourceDoc
 from ..core.pool import each
 from ..core.words import FIRST_PERSON
@@ -509,7 +509,7 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     plan_hubs(pages, docs, device_specs)
     the_plan = Plan(pages.pages, sorted(reasons), superseded, pages.homes, reasons, notes=notes, timeline=tl)
     the_plan.compounds = corpus.compounds
-    the_plan.source_links = linked
+    the_plan.source_links = shown_links(docs, linked)
     the_plan.vocabulary = corpus.vocabulary
     plan_kb_wide(the_plan, pages, corpus)
     return the_plan
@@ -1189,11 +1189,14 @@ _SLUG = re.compile(r"^[a-z][a-z]+(?:-[a-z]+)+$")  # a record id of words ('itali
 
 
 def scanned_text(doc: SourceDoc) -> tuple[str, str]:
-    """What a document says that may name a subject: its title and its text, then its fields'
-    values (a plant's companions 'thai-basil, dill', the planters it suits 'grove-6, canopy-12'),
+    """What a document says that may name a subject: its title and its text (but a list of links
+    only, which no page shows), then its fields' values (a plant's companions 'thai-basil, dill', the planters it suits 'grove-6, canopy-12'),
     not where it is filed ('section: v1.1/bom/fasteners-and-hardware')."""
     values = "\n".join(f.value for f in field_facts(doc) if f.key not in TAXONOMY and "/" not in f.value)
-    return f"{doc.title}\n{plain_inline(doc.body)}", values
+    body = doc.body
+    if "](" in body and any(is_navigation(x.text) for x in doc.sections):  # no page shows a 'What's next?'
+        body = "\n".join(f"{x.heading}\n{x.text}" for x in doc.sections if not is_navigation(x.text))
+    return f"{doc.title}\n{plain_inline(body)}", values
 
 
 def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> None:
@@ -1355,6 +1358,19 @@ def ranked_backlinks(the_plan: Plan, found: dict[str, tuple[str, ...]], links: d
             ),
         )
         out[page] = tuple(ranked)
+    return out
+
+
+def shown_links(docs: list[SourceDoc], linked: dict[str, tuple]) -> dict[str, tuple]:
+    """The sources' own links (``links.source_links``) but those of a section no page shows, a
+    list of links only ('What's next?': it orders a topic's sources, and says nothing)."""
+    by_path = {d.path: d for d in docs}
+    out = {}
+    for path, found in linked.items():
+        hidden = {s.anchor for s in by_path[path].sections if is_navigation(s.text)}
+        kept = tuple(x for x in found if x[0] not in hidden)
+        if kept:
+            out[path] = kept
     return out
 
 

@@ -219,6 +219,16 @@ def readable(text: str) -> str:
 _TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 
 
+_LINK_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\[[^\]]+\]\([^()\s]*\)[ \t]*")
+
+
+def is_navigation(text: str) -> bool:
+    """Whether a section's text is nothing but a list of links, each item a link alone: a help
+    center's 'What's next?' (its place in a site's pages, not something it says)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    return bool(lines) and all(_LINK_ITEM.fullmatch(line) for line in lines)
+
+
 def is_table_start(line: str, next_line: str) -> bool:
     """Whether ``line`` is a table's header row (with or without outer pipes)."""
     return "|" in line and "|" in next_line and bool(_TABLE_DELIMITER.match(next_line))

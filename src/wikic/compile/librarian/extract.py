@@ -32,6 +32,7 @@ from ...core.markdown import (
     code_lines,
     heading,
     is_caption,
+    is_navigation,
     is_table_start,
     plain_inline,
     readable,
@@ -184,9 +185,12 @@ def section_content(doc: SourceDoc, section: Section) -> list[Block]:
     """Everything a section says, in order and whole: every sentence of its paragraphs, every
     list item (numbered lists stay numbered steps), every table row, and code blocks verbatim.
 
-    Only what carries no text is left out: images, HTML-only lines and rules. Sentences and list
-    items cite the section; so does every table cell but the row label.
+    Only what carries no text is left out: images, HTML-only lines and rules, and a section that
+    is only a list of links ('What's next?': the site's navigation). Sentences and list items
+    cite the section; so does every table cell but the row label.
     """
+    if is_navigation(section.text):
+        return []
     cite = (Citation(doc.path, section.anchor),)
     blocks: list[Block] = []
     para: list[str] = []
