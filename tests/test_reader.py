@@ -1130,6 +1130,17 @@ def test_a_list_of_article_titles_links_each_to_where_it_is_shown() -> None:
     assert "- Water [articles/1]" in text
 
 
+
+def test_a_device_page_takes_from_a_person_s_story_only_what_it_says_of_the_device() -> None:
+    """A teacher's year with a Canopy 12 is told as 'I' in its opening, and as 'we' after it:
+    'Setting it up' ('We mounted the Canopy 12 on the wall next to the reading corner …') is an
+    episode of that story, no set-up of the Canopy 12. A post that only quotes a customer saying
+    'I' ('"I love it, but I don't have room for it."') is no story: its 'What to grow' stays."""
+    canopy = _page(REPO, "wiki/devices/canopy-12.md")
+    assert "We mounted the Canopy 12 on the wall" not in canopy
+    sprout = _page(REPO, "wiki/devices/sprout-3.md")
+    assert "We tuned the pod catalogue for the Sprout 3's height" in plain_inline(sprout)
+
 def test_a_device_page_lists_what_is_said_in_passing_and_leaves_other_models_stories_alone() -> None:
     """On the Grove 6 page: a sentence a source says of it in passing is a bullet under 'Other
     mentions' (with the pages where those sources stand), not a heading, a trail and a link of

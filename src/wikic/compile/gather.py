@@ -275,8 +275,10 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
     first."""
     named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
     blocks = section_content(doc, section)
-    story = bool(FIRST_PERSON.search(section.text))  # a writer's own story gives only what names the device
-    # ('Adding a Grove 6': 'Six months later I added a Grove 6 …' is no set-up)
+    # a writer's own story gives only what names the device ('Adding a Grove 6': 'Six months later
+    # I added a Grove 6 …' is no set-up), each section of it ('Setting it up' of a teacher's year
+    # with a Canopy 12: 'We mounted the Canopy 12 on the wall next to the reading corner …')
+    story = bool(FIRST_PERSON.search(section.text)) or told_as_i(doc)
     if names_it(section.heading, named, other) and not story:
         return _without_news(blocks)
     if whole_facet(doc, facet) and about_device(doc, device) and not story:
@@ -344,6 +346,16 @@ def _without_news(blocks: list[Block]) -> list[Block]:
             b = Block("para", sentences=kept) if len(kept) < len(b.sentences) else b
         out.append(b)
     return out
+
+
+def told_as_i(doc: SourceDoc) -> bool:
+    """Whether a document is a person's own story: its opening is told as 'I' ('I teach fifth
+    grade science …'), not only quoting someone who says it ('"I love it, but I don't have room
+    for it."')."""
+    return bool(doc.sections) and bool(FIRST_PERSON.search(_QUOTED.sub(" ", doc.sections[0].text)))
+
+
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
 
 
 _DIGIT = re.compile(r"\d")
