@@ -316,6 +316,32 @@ def test_an_unchanged_file_is_not_reread_and_a_changed_one_is(kb, monkeypatch):
         assert stats.changed == 1 and index.query("source", "citric")[0].path == "layer1_sources/faq/pump.md"
 
 
+def test_chunks_written_in_batches_take_the_ids_rows_written_one_by_one_would(kb, tmp_path, monkeypatch):
+    """Chunks are written a few thousand at a time; their ids (which order hits tied in score)
+    are those the database gives rows inserted one by one, also after a file changed, and each
+    FTS row has its chunk's id."""
+    import shutil
+
+    from wikic.compile.searchindex import store
+
+    def indexed(root: Path, limit: int) -> list[tuple]:
+        monkeypatch.setattr(store._Pending, "LIMIT", limit)
+        with SearchIndex(root) as index:
+            index.update(semantic=False)
+            pump = root / "layer1_sources" / "faq" / "pump.md"
+            pump.write_text(pump.read_text().replace("vinegar", "citric acid"))
+            index.update(semantic=False)
+            rows = index.conn.execute("SELECT id, file, kind, anchor FROM chunks ORDER BY id").fetchall()
+            for kind in ("page", "source", "index", "doc"):
+                fts = index.conn.execute(f"SELECT rowid FROM fts_{kind} ORDER BY rowid").fetchall()
+                assert [r for (r,) in fts] == [r[0] for r in rows if r[2] == kind]
+            return rows
+
+    other = shutil.copytree(kb, tmp_path / "other")
+    one_by_one, batched = indexed(kb, 1), indexed(other, 3)
+    assert batched == one_by_one and one_by_one[-1][1] == "layer1_sources/faq/pump.md"
+
+
 def test_bm25_from_counted_texts_scores_as_bm25_from_the_texts() -> None:
     """Guides score a corpus once per plan from each text's length and counts of the words any
     guide asks by: the scores are exactly those of BM25 over the texts themselves."""

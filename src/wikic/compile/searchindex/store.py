@@ -202,23 +202,19 @@ class IndexStore:
         stats = UpdateStats()
         refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
         sources_changed = False  # only a source's chunks have vectors (dense.KINDS)
-        with self.conn:  # one transaction, each changed file written as it is read (one held at a time)
+        with self.conn:  # one transaction, the changed files written a few thousand rows at a time
+            pending = _Pending(self.conn)
             for rel, kind, digest, stamp, rows, doc_values in self._changed(
                 files, known, docs, stats, refreshed, jobs
             ):
                 if rel in known:
                     sources_changed = sources_changed or known[rel][0] == "source"
+                    pending.flush()  # the rows before it take the ids they would have, one by one
                     self._delete(rel)
-                self._insert(rel, rows)
-                if doc_values is not None:
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", doc_values
-                    )
+                pending.add(rel, rows, doc_values, (rel, kind, digest, stamp))
                 sources_changed = sources_changed or kind == "source"
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
-                )
                 stats.chunks += len(rows)
+            pending.flush()
             gone = sorted(set(known) - set(files))
             stats.removed = len(gone)
             for rel in gone:
@@ -432,20 +428,9 @@ class IndexStore:
 
     def add_chunks(self, file: str, chunks: Iterable[Chunk]) -> None:
         """Insert chunks (inside the caller's transaction). Also used by the benchmark."""
-        self._insert(file, chunk_rows(chunks))
-
-    def _insert(self, file: str, rows: Iterable[tuple]) -> None:
-        """Insert the ``chunk_rows`` of ``file`` (inside the caller's transaction)."""
-        for kind, values, fts in rows:
-            cur = self.conn.execute(
-                "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs, vkey, type)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (file, kind, *values),
-            )
-            self.conn.execute(
-                f"INSERT INTO fts_{kind}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
-                (cur.lastrowid, *fts),
-            )
+        pending = _Pending(self.conn)
+        pending.add(file, chunk_rows(chunks))
+        pending.flush()
 
     def count(self, kind: str) -> int:
         return int(self.conn.execute("SELECT count(*) FROM chunks WHERE kind=?", (kind,)).fetchone()[0])
@@ -460,6 +445,60 @@ class IndexStore:
             self._rebuild(exc)
             self._update()
             return self.conn.execute(sql, args).fetchall()
+
+
+class _Pending:
+    """Rows of changed files on their way into the database, written a few thousand at a time,
+    one statement per table (a statement per row cost more than the rows themselves). A chunk
+    gets the id the database would give it inserted alone, one above the largest: ``flush``
+    before anything is deleted, so the ids, and the order of hits tied in score, stay the same."""
+
+    LIMIT = 4096  # chunks held before they are written
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self.chunks: list[tuple[str, str, tuple, tuple]] = []  # (file, kind, chunks values, FTS values)
+        self.docs: list[tuple] = []
+        self.files: list[tuple[str, str, str, str]] = []
+
+    def add(
+        self,
+        file: str,
+        rows: Iterable[tuple],
+        doc_values: tuple | None = None,
+        file_values: tuple | None = None,
+    ) -> None:
+        """Note the ``chunk_rows`` of ``file``, its ``docs`` row and its ``files`` row (each if any)."""
+        self.chunks += [(file, kind, values, fts) for kind, values, fts in rows]
+        if doc_values is not None:
+            self.docs.append(doc_values)
+        if file_values is not None:
+            self.files.append(file_values)
+        if len(self.chunks) >= self.LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is held (inside the caller's transaction)."""
+        if self.chunks:
+            (first,) = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()
+            numbered = list(enumerate(self.chunks, first))
+            self.conn.executemany(
+                "INSERT INTO chunks(id, file, kind, path, anchor, heading, title, headings, body, refs, vkey,"
+                " type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(rowid, file, kind, *values) for rowid, (file, kind, values, _) in numbered],
+            )
+            for table in TABLES:
+                self.conn.executemany(
+                    f"INSERT INTO fts_{table}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                    [(rowid, *fts) for rowid, (_, kind, _, fts) in numbered if kind == table],
+                )
+        if self.docs:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self.docs
+            )
+        if self.files:
+            self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", self.files)
+        self.chunks, self.docs, self.files = [], [], []
 
 
 POOLED_FILES = 2000  # from this many files to read, an update with processes reads them there
