@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .chunks import Chunk
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 SETTLED = 2  # seconds after its last change a file's size and time are trusted to mark it unchanged
 _CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
 
@@ -77,8 +77,9 @@ _DDL = [
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, file TEXT NOT NULL, kind TEXT NOT NULL,"
     " path TEXT NOT NULL, anchor TEXT NOT NULL, heading TEXT NOT NULL, title TEXT NOT NULL,"
     " headings TEXT NOT NULL, body TEXT NOT NULL, refs TEXT NOT NULL,"
-    " vkey TEXT NOT NULL, type TEXT NOT NULL)",  # vkey: the key of its vector (dense.py), '' for a
-    # kind without; type: a whole wiki page's (entity, topic…), '' for any other chunk
+    " vkey TEXT NOT NULL, type TEXT NOT NULL, names TEXT NOT NULL)",  # vkey: the key of its vector
+    # (dense.py), '' for a kind without; type: a whole wiki page's (entity, topic…), '' for any other
+    # chunk; names: its subject's other names, searched with its title (what its FTS row is made of)
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file)",
     "CREATE INDEX IF NOT EXISTS chunks_vkey ON chunks(vkey)",  # a dense list's hits
     "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, anchor)",  # the shown hits' snippets
@@ -86,8 +87,10 @@ _DDL = [
     "CREATE TABLE IF NOT EXISTS docs(path TEXT PRIMARY KEY, source TEXT NOT NULL, id TEXT NOT NULL,"
     " key TEXT NOT NULL, title TEXT NOT NULL, names TEXT NOT NULL, meta TEXT NOT NULL, body TEXT NOT NULL,"
     " sha256 TEXT NOT NULL, lead TEXT NOT NULL)",  # lead: the section a whole-document hit stands for
+    # contentless: the text is in ``chunks`` (a search reads the FTS tables for matches and scores
+    # only), and a chunk's FTS row is deleted with the values it was made of (``_delete``)
     *[
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{k} USING fts5(title, headings, body,"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{k} USING fts5(title, headings, body, content='',"
         " tokenize='porter unicode61 remove_diacritics 2')"
         for k in TABLES
     ],
@@ -421,8 +424,14 @@ class IndexStore:
         return self._supersession()[1]
 
     def _delete(self, rel: str) -> None:
-        for rowid, kind in self.conn.execute("SELECT id, kind FROM chunks WHERE file=?", (rel,)).fetchall():
-            self.conn.execute(f"DELETE FROM fts_{kind} WHERE rowid=?", (rowid,))
+        rows = self.conn.execute(
+            "SELECT id, kind, title, names, headings, body FROM chunks WHERE file=?", (rel,)
+        ).fetchall()
+        for rowid, kind, title, names, headings, body in rows:
+            self.conn.execute(
+                f"INSERT INTO fts_{kind}(fts_{kind}, rowid, title, headings, body) VALUES ('delete', ?, ?, ?, ?)",
+                (rowid, *fts_values(title, names, headings, body)),
+            )
         self.conn.execute("DELETE FROM chunks WHERE file=?", (rel,))
         self.conn.execute("DELETE FROM docs WHERE path=?", (rel,))
 
@@ -484,7 +493,7 @@ class _Pending:
             numbered = list(enumerate(self.chunks, first))
             self.conn.executemany(
                 "INSERT INTO chunks(id, file, kind, path, anchor, heading, title, headings, body, refs, vkey,"
-                " type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " type, names) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(rowid, file, kind, *values) for rowid, (file, kind, values, _) in numbered],
             )
             for table in TABLES:
@@ -567,11 +576,18 @@ def chunk_rows(chunks: Iterable[Chunk]) -> list[tuple[str, tuple, tuple[str, str
                 json.dumps(ch.refs),
                 vector_key(ch.kind, ch.title, ch.headings, ch.body),
                 ch.page_type,
+                ch.names,
             ),
-            (index_text(f"{ch.title} {ch.names}".strip()), index_text(ch.headings), index_text(ch.body)),
+            fts_values(ch.title, ch.names, ch.headings, ch.body),
         )
         for ch in chunks
     ]
+
+
+def fts_values(title: str, names: str, headings: str, body: str) -> tuple[str, str, str]:
+    """The FTS row of a chunk (after its rowid): its title searched with its other names, CJK text
+    as bigrams (``index_text``). Deleting the row takes these values again."""
+    return index_text(f"{title} {names}".strip()), index_text(headings), index_text(body)
 
 
 def doc_row(doc: SourceDoc) -> tuple:
