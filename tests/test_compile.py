@@ -327,6 +327,32 @@ def test_entries_quote_where_other_sources_name_them(built: Path) -> None:
     assert parse_citations(line, "wiki/directories/herbs.md")
 
 
+def test_a_line_read_for_citations_and_text_in_one_pass_reads_as_in_two(built: Path) -> None:
+    """The search index reads a page line's citations and its text in one pass: the same as
+    ``parse_citations`` and ``strip_citations`` read them, on every line of the example wiki and
+    on lines with percent-encoded links, nested brackets and no anchor."""
+    import os
+
+    from wikic.compile.draft import cited_and_stripped
+
+    lines = [
+        (p.relative_to(built).as_posix(), line)
+        for p in sorted((built / "wiki").rglob("*.md"))
+        for line in p.read_text("utf-8").split("\n")
+    ]
+    lines += [
+        (
+            "wiki/a/b.md",
+            "Two [x [y]](../../layer1_sources/faq/a%20b.md#q)  and\t[z](../../layer1_sources/k.md) .",
+        ),
+        ("wiki/b.md", "[no](layer1_sources/x.md#) [layer1_sources](https://example.com) tail"),
+    ]
+    for page, line in lines:
+        expected = ([str(c) for c in parse_citations(line, page)], strip_citations(line))
+        assert cited_and_stripped(line, os.path.dirname(page)) == expected, line
+    assert sum(1 for page, line in lines if parse_citations(line, page)) > 100
+
+
 def test_dated_posts_are_headed_with_their_date_newest_first(built: Path) -> None:
     headings = [
         line

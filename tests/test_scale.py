@@ -102,10 +102,10 @@ def index_rows(root: Path) -> dict[str, list[tuple]]:
                 "SELECT file, kind, path, anchor, heading, body, vkey FROM chunks ORDER BY file, id"
             ).fetchall(),
         }
-        for kind in TABLES:
+        for kind in TABLES:  # the FTS tables keep no text: each row's token counts per column
             rows[kind] = conn.execute(
-                f"SELECT c.file, c.anchor, f.title, f.headings, f.body FROM fts_{kind} f"
-                " JOIN chunks c ON c.id = f.rowid ORDER BY c.file, c.id"
+                f"SELECT c.file, c.anchor, f.sz FROM fts_{kind}_docsize f"
+                " JOIN chunks c ON c.id = f.id ORDER BY c.file, c.id"
             ).fetchall()
     assert len(rows["source"]) > 100 and len(rows["page"]) > 100
     return rows
@@ -466,7 +466,7 @@ def test_an_index_built_in_processes_is_the_index_built_in_one(
         with store.IndexStore(compiled_example, db) as index:
             stats = index.update(semantic=False, jobs=jobs)
         conn = sqlite3.connect(db)
-        tables = ["files", "chunks", "docs", *(f"fts_{k}" for k in store.TABLES)]
+        tables = ["files", "chunks", "docs", *(f"fts_{k}_docsize" for k in store.TABLES)]
         rows = [conn.execute(f"SELECT rowid, * FROM {t} ORDER BY rowid").fetchall() for t in tables]
         conn.close()
         return rows, stats.skipped

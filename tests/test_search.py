@@ -316,6 +316,70 @@ def test_an_unchanged_file_is_not_reread_and_a_changed_one_is(kb, monkeypatch):
         assert stats.changed == 1 and index.query("source", "citric")[0].path == "layer1_sources/faq/pump.md"
 
 
+def test_chunks_written_in_batches_take_the_ids_rows_written_one_by_one_would(kb, tmp_path, monkeypatch):
+    """Chunks are written a few thousand at a time; their ids (which order hits tied in score)
+    are those the database gives rows inserted one by one, also after a file changed, and each
+    FTS row has its chunk's id."""
+    import shutil
+
+    from wikic.compile.searchindex import store
+
+    def indexed(root: Path, limit: int) -> list[tuple]:
+        monkeypatch.setattr(store._Pending, "LIMIT", limit)
+        with SearchIndex(root) as index:
+            index.update(semantic=False)
+            pump = root / "layer1_sources" / "faq" / "pump.md"
+            pump.write_text(pump.read_text().replace("vinegar", "citric acid"))
+            index.update(semantic=False)
+            rows = index.conn.execute("SELECT id, file, kind, anchor FROM chunks ORDER BY id").fetchall()
+            for kind in ("page", "source", "index", "doc"):
+                fts = index.conn.execute(f"SELECT rowid FROM fts_{kind} ORDER BY rowid").fetchall()
+                assert [r for (r,) in fts] == [r[0] for r in rows if r[2] == kind]
+            return rows
+
+    other = shutil.copytree(kb, tmp_path / "other")
+    one_by_one, batched = indexed(kb, 1), indexed(other, 3)
+    assert batched == one_by_one and one_by_one[-1][1] == "layer1_sources/faq/pump.md"
+
+
+def test_a_changed_or_removed_file_leaves_nothing_behind_in_the_full_text_tables(kb, tmp_path):
+    """The FTS tables keep no text of their own: a chunk's row is deleted with the values it was
+    made of (its title with its subject's other names, CJK as bigrams). After files change and
+    go, every word matches, and scores, as in an index built afresh from the files as they are."""
+    import shutil
+
+    arugula = kb / "layer1_sources" / "plants" / "arugula.md"
+    arugula.parent.mkdir()
+    arugula.write_text(doc("Arugula", "## Sowing\n\nSow arugula thinly in spring.\n", aliases="[rocket]"))
+    with SearchIndex(kb) as index:
+        index.update(semantic=False)
+        assert index.query("source", "rocket")[0].path == "layer1_sources/plants/arugula.md"
+        pump = kb / "layer1_sources" / "faq" / "pump.md"
+        pump.write_text(pump.read_text().replace("vinegar", "citric acid"))
+        arugula.write_text(arugula.read_text().replace("rocket", "roquette"))
+        shuixiang = kb / "layer1_sources" / "zh" / "shuixiang.md"
+        shuixiang.write_text(shuixiang.read_text().replace("七天", "五天"))
+        (kb / "layer1_sources" / "faq" / "body-only.md").unlink()
+        watering = kb / "wiki" / "topics" / "watering.md"
+        watering.write_text(watering.read_text().replace("7 days", "a week"))
+        stats = index.update(semantic=False)
+        assert (stats.changed, stats.removed) == (4, 1)
+        fresh = shutil.copytree(kb, tmp_path / "fresh", ignore=shutil.ignore_patterns(".wikic"))
+        with SearchIndex(fresh) as rebuilt:
+            rebuilt.update(semantic=False)
+            words = ["vinegar", "citric", "rocket", "roquette", "arugula", "pump", "tank", "body", "days"]
+            words += ["week", "lights", "七天", "五天", "水箱"]
+            for kind in ("page", "source", "index", "doc"):
+                for word in words:
+                    found = [(h.path, h.anchor, h.score) for h in index.query(kind, word)]
+                    assert found == [(h.path, h.anchor, h.score) for h in rebuilt.query(kind, word)], (
+                        kind,
+                        word,
+                    )
+            assert not index.query("source", "vinegar") and not index.query("doc", "rocket")
+            assert not index.query("source", "body") and index.query("doc", "roquette")
+
+
 def test_bm25_from_counted_texts_scores_as_bm25_from_the_texts() -> None:
     """Guides score a corpus once per plan from each text's length and counts of the words any
     guide asks by: the scores are exactly those of BM25 over the texts themselves."""

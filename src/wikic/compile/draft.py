@@ -422,4 +422,23 @@ def strip_citations(line: str) -> str:
     return _SPACES.sub(" ", CITE_LINK.sub("", line) if LAYER1 in line else line).strip()
 
 
+def cited_and_stripped(line: str, folder: str) -> tuple[list[str], str]:
+    """The citations of a line of a page in ``folder`` (each as ``str`` of its ``Citation``, in
+    order) and the line as ``strip_citations`` leaves it: one pass over the line where those two
+    take two (the search index reads every line of every page this way)."""
+    if LAYER1 not in line:
+        return [], _SPACES.sub(" ", line).strip()
+    refs: list[str] = []
+    kept: list[str] = []
+    at = 0
+    for m in CITE_LINK.finditer(line):
+        href, anchor = m.group(2), m.group(3)
+        path = _resolve(folder, unquote(href) if "%" in href else href)
+        refs.append(f"{path}#{anchor}" if anchor else path)
+        kept.append(line[at : m.start()])
+        at = m.end()
+    kept.append(line[at:])
+    return refs, _SPACES.sub(" ", "".join(kept)).strip()
+
+
 _SPACES = re.compile(r"\s+")

@@ -14,6 +14,7 @@ A layer-1 document's other names (``common_names``, ``aliases``…) are searched
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,7 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
     import frontmatter
     import yaml
 
-    from ..draft import parse_citations, strip_citations
+    from ..draft import cited_and_stripped
 
     try:
         post = frontmatter.loads(text, handler=frontmatter_handler())
@@ -109,13 +110,15 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
     all_text: list[str] = []
     heads: list[str] = []
     named = _source_headings(sections)
+    folder = os.path.dirname(rel)
     for s in sections:
         lines = s.text.split("\n")
         refs: list[str] = []
         plain: list[str] = []
         for line in lines:
-            refs += [str(c) for c in parse_citations(line, rel)]
-            plain.append(plain_inline(strip_citations(line)))
+            cited, stripped = cited_and_stripped(line, folder)
+            refs += cited
+            plain.append(plain_inline(stripped))
         refs = list(dict.fromkeys(refs))
         text_ = "\n".join(p for p in plain if p.strip())
         if s.level == 1:  # the page title: its text joins the whole-page chunk only

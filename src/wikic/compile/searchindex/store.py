@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .chunks import Chunk
 
 DB_PATH = ".wikic/search.sqlite"
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 SETTLED = 2  # seconds after its last change a file's size and time are trusted to mark it unchanged
 _CORRUPT = re.compile(r"malformed|not a database|corrupt|disk image", re.I)
 
@@ -77,8 +77,9 @@ _DDL = [
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, file TEXT NOT NULL, kind TEXT NOT NULL,"
     " path TEXT NOT NULL, anchor TEXT NOT NULL, heading TEXT NOT NULL, title TEXT NOT NULL,"
     " headings TEXT NOT NULL, body TEXT NOT NULL, refs TEXT NOT NULL,"
-    " vkey TEXT NOT NULL, type TEXT NOT NULL)",  # vkey: the key of its vector (dense.py), '' for a
-    # kind without; type: a whole wiki page's (entity, topic…), '' for any other chunk
+    " vkey TEXT NOT NULL, type TEXT NOT NULL, names TEXT NOT NULL)",  # vkey: the key of its vector
+    # (dense.py), '' for a kind without; type: a whole wiki page's (entity, topic…), '' for any other
+    # chunk; names: its subject's other names, searched with its title (what its FTS row is made of)
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file)",
     "CREATE INDEX IF NOT EXISTS chunks_vkey ON chunks(vkey)",  # a dense list's hits
     "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, anchor)",  # the shown hits' snippets
@@ -86,8 +87,10 @@ _DDL = [
     "CREATE TABLE IF NOT EXISTS docs(path TEXT PRIMARY KEY, source TEXT NOT NULL, id TEXT NOT NULL,"
     " key TEXT NOT NULL, title TEXT NOT NULL, names TEXT NOT NULL, meta TEXT NOT NULL, body TEXT NOT NULL,"
     " sha256 TEXT NOT NULL, lead TEXT NOT NULL)",  # lead: the section a whole-document hit stands for
+    # contentless: the text is in ``chunks`` (a search reads the FTS tables for matches and scores
+    # only), and a chunk's FTS row is deleted with the values it was made of (``_delete``)
     *[
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{k} USING fts5(title, headings, body,"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{k} USING fts5(title, headings, body, content='',"
         " tokenize='porter unicode61 remove_diacritics 2')"
         for k in TABLES
     ],
@@ -202,23 +205,19 @@ class IndexStore:
         stats = UpdateStats()
         refreshed: list[tuple[str, str]] = []  # (stat, path) of unchanged files to note
         sources_changed = False  # only a source's chunks have vectors (dense.KINDS)
-        with self.conn:  # one transaction, each changed file written as it is read (one held at a time)
+        with self.conn:  # one transaction, the changed files written a few thousand rows at a time
+            pending = _Pending(self.conn)
             for rel, kind, digest, stamp, rows, doc_values in self._changed(
                 files, known, docs, stats, refreshed, jobs
             ):
                 if rel in known:
                     sources_changed = sources_changed or known[rel][0] == "source"
+                    pending.flush()  # the rows before it take the ids they would have, one by one
                     self._delete(rel)
-                self._insert(rel, rows)
-                if doc_values is not None:
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", doc_values
-                    )
+                pending.add(rel, rows, doc_values, (rel, kind, digest, stamp))
                 sources_changed = sources_changed or kind == "source"
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, kind, digest, stamp)
-                )
                 stats.chunks += len(rows)
+            pending.flush()
             gone = sorted(set(known) - set(files))
             stats.removed = len(gone)
             for rel in gone:
@@ -425,27 +424,22 @@ class IndexStore:
         return self._supersession()[1]
 
     def _delete(self, rel: str) -> None:
-        for rowid, kind in self.conn.execute("SELECT id, kind FROM chunks WHERE file=?", (rel,)).fetchall():
-            self.conn.execute(f"DELETE FROM fts_{kind} WHERE rowid=?", (rowid,))
+        rows = self.conn.execute(
+            "SELECT id, kind, title, names, headings, body FROM chunks WHERE file=?", (rel,)
+        ).fetchall()
+        for rowid, kind, title, names, headings, body in rows:
+            self.conn.execute(
+                f"INSERT INTO fts_{kind}(fts_{kind}, rowid, title, headings, body) VALUES ('delete', ?, ?, ?, ?)",
+                (rowid, *fts_values(title, names, headings, body)),
+            )
         self.conn.execute("DELETE FROM chunks WHERE file=?", (rel,))
         self.conn.execute("DELETE FROM docs WHERE path=?", (rel,))
 
     def add_chunks(self, file: str, chunks: Iterable[Chunk]) -> None:
         """Insert chunks (inside the caller's transaction). Also used by the benchmark."""
-        self._insert(file, chunk_rows(chunks))
-
-    def _insert(self, file: str, rows: Iterable[tuple]) -> None:
-        """Insert the ``chunk_rows`` of ``file`` (inside the caller's transaction)."""
-        for kind, values, fts in rows:
-            cur = self.conn.execute(
-                "INSERT INTO chunks(file, kind, path, anchor, heading, title, headings, body, refs, vkey, type)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (file, kind, *values),
-            )
-            self.conn.execute(
-                f"INSERT INTO fts_{kind}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
-                (cur.lastrowid, *fts),
-            )
+        pending = _Pending(self.conn)
+        pending.add(file, chunk_rows(chunks))
+        pending.flush()
 
     def count(self, kind: str) -> int:
         return int(self.conn.execute("SELECT count(*) FROM chunks WHERE kind=?", (kind,)).fetchone()[0])
@@ -460,6 +454,60 @@ class IndexStore:
             self._rebuild(exc)
             self._update()
             return self.conn.execute(sql, args).fetchall()
+
+
+class _Pending:
+    """Rows of changed files on their way into the database, written a few thousand at a time,
+    one statement per table (a statement per row cost more than the rows themselves). A chunk
+    gets the id the database would give it inserted alone, one above the largest: ``flush``
+    before anything is deleted, so the ids, and the order of hits tied in score, stay the same."""
+
+    LIMIT = 4096  # chunks held before they are written
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self.chunks: list[tuple[str, str, tuple, tuple]] = []  # (file, kind, chunks values, FTS values)
+        self.docs: list[tuple] = []
+        self.files: list[tuple[str, str, str, str]] = []
+
+    def add(
+        self,
+        file: str,
+        rows: Iterable[tuple],
+        doc_values: tuple | None = None,
+        file_values: tuple | None = None,
+    ) -> None:
+        """Note the ``chunk_rows`` of ``file``, its ``docs`` row and its ``files`` row (each if any)."""
+        self.chunks += [(file, kind, values, fts) for kind, values, fts in rows]
+        if doc_values is not None:
+            self.docs.append(doc_values)
+        if file_values is not None:
+            self.files.append(file_values)
+        if len(self.chunks) >= self.LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is held (inside the caller's transaction)."""
+        if self.chunks:
+            (first,) = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()
+            numbered = list(enumerate(self.chunks, first))
+            self.conn.executemany(
+                "INSERT INTO chunks(id, file, kind, path, anchor, heading, title, headings, body, refs, vkey,"
+                " type, names) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(rowid, file, kind, *values) for rowid, (file, kind, values, _) in numbered],
+            )
+            for table in TABLES:
+                self.conn.executemany(
+                    f"INSERT INTO fts_{table}(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                    [(rowid, *fts) for rowid, (_, kind, _, fts) in numbered if kind == table],
+                )
+        if self.docs:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self.docs
+            )
+        if self.files:
+            self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", self.files)
+        self.chunks, self.docs, self.files = [], [], []
 
 
 POOLED_FILES = 2000  # from this many files to read, an update with processes reads them there
@@ -528,11 +576,18 @@ def chunk_rows(chunks: Iterable[Chunk]) -> list[tuple[str, tuple, tuple[str, str
                 json.dumps(ch.refs),
                 vector_key(ch.kind, ch.title, ch.headings, ch.body),
                 ch.page_type,
+                ch.names,
             ),
-            (index_text(f"{ch.title} {ch.names}".strip()), index_text(ch.headings), index_text(ch.body)),
+            fts_values(ch.title, ch.names, ch.headings, ch.body),
         )
         for ch in chunks
     ]
+
+
+def fts_values(title: str, names: str, headings: str, body: str) -> tuple[str, str, str]:
+    """The FTS row of a chunk (after its rowid): its title searched with its other names, CJK text
+    as bigrams (``index_text``). Deleting the row takes these values again."""
+    return index_text(f"{title} {names}".strip()), index_text(headings), index_text(body)
 
 
 def doc_row(doc: SourceDoc) -> tuple:
