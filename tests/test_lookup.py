@@ -142,6 +142,34 @@ def test_search_links_entities_the_wiki_has_entries_for(tree):
     assert linked == ["layer1_sources/crops/carrot.md#sowing"]
 
 
+def test_a_list_of_links_to_other_articles_is_never_retrieved_as_an_answer(tree):
+    """A help center's 'What's next?' names the article that answers ('Log limits') but answers
+    nothing: it was the second hit for 'a cap on log messages' and pushed the answer out of the
+    first five. Every mode leaves it out."""
+    files = {
+        "layer1_sources/articles/logs.md": _source(
+            "Jobs and Logs",
+            "## Log limits\n\nFarmBot OS sends at most 10 log messages per minute to the app.",
+        ),
+        "layer1_sources/articles/photos.md": _source(
+            "Photos",
+            "## Taking photos\n\nOpen the camera panel.\n\n## What's next?\n\n"
+            " * [Log limits and log messages](logs.md)\n * [Read log messages](logs.md)\n",
+        ),
+    }
+    for i in range(8):
+        files[f"layer1_sources/articles/other-{i}.md"] = _source(f"Other {i}", f"## Part {i}\n\nText {i}.")
+    root = tree(files)
+    lookup = Lookup(root)
+    try:
+        found = {m: lookup.retrieve("Is there a cap on log messages?", m, k=5) for m in ("raw", "search")}
+    finally:
+        lookup.close()
+    for mode, got in found.items():
+        assert got.refs[0] == "layer1_sources/articles/logs.md#log-limits", mode
+        assert not any(r.endswith("#whats-next") for r in got.ranked), mode
+
+
 def _entry_and_topic_kb(tree) -> Path:
     """A KB with a page per crop (type ``entity``), one a mushroom whose name holds 'cap' and whose
     text mentions logs, and topic pages on the app, one of them on the limits of its log messages:

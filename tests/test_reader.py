@@ -1130,7 +1130,6 @@ def test_a_list_of_article_titles_links_each_to_where_it_is_shown() -> None:
     assert "- Water [articles/1]" in text
 
 
-
 def test_a_device_page_takes_from_a_person_s_story_only_what_it_says_of_the_device() -> None:
     """A teacher's year with a Canopy 12 is told as 'I' in its opening, and as 'we' after it:
     'Setting it up' ('We mounted the Canopy 12 on the wall next to the reading corner …') is an
@@ -1140,6 +1139,7 @@ def test_a_device_page_takes_from_a_person_s_story_only_what_it_says_of_the_devi
     assert "We mounted the Canopy 12 on the wall" not in canopy
     sprout = _page(REPO, "wiki/devices/sprout-3.md")
     assert "We tuned the pod catalogue for the Sprout 3's height" in plain_inline(sprout)
+
 
 def test_a_device_page_lists_what_is_said_in_passing_and_leaves_other_models_stories_alone() -> None:
     """On the Grove 6 page: a sentence a source says of it in passing is a bullet under 'Other

@@ -33,6 +33,7 @@ from ..compile.safety import suspicious
 from ..compile.searchindex.chunks import split_ref
 from ..compile.searchindex.entities import Entities
 from ..compile.versions import is_superseded
+from ..core.markdown import is_navigation
 from ..core.models import SourceDoc
 from .answer import compose
 from .counts import TermCounts
@@ -200,14 +201,15 @@ class Lookup:
     def judged(self, got: Candidates, mode: str, fused: Fused, k: int) -> Retrieval:
         """The fused ranking with its judgement: whether its evidence can answer (evidence.py)."""
         weight = got.counts.weight
+        ranked = self.answering(fused.ranked)
         verdict = judge(
             got.question,
-            evidence_texts(self.docs, self.current(fused.ranked)),
+            evidence_texts(self.docs, self.current(ranked)),
             weight,
             got.counts.known,
             lambda terms, text: coverage(terms, text, weight),
         )
-        shown = fused.ranked if mode == "raw" else files_first(fused.ranked)
+        shown = ranked if mode == "raw" else files_first(ranked)
         return Retrieval(
             got.question,
             mode,
@@ -215,10 +217,22 @@ class Lookup:
             fused.pages,
             verdict.coverage,
             fused.via,
-            fused.ranked,
+            ranked,
             verdict.reason,
             got,
         )
+
+    def answering(self, refs: Sequence[str], depth: int = DEPTH) -> list[str]:
+        """``refs`` without those of the first ``depth`` that are only a list of links (a 'What's
+        next?'): they lead to the answer's section, never hold it, and no wiki page shows them."""
+        head = []
+        for ref in refs[:depth]:
+            path, anchor = split_ref(ref)
+            doc = self.docs.get(path)
+            section = doc.section(anchor) if doc is not None else None
+            if section is None or not is_navigation(section.text):
+                head.append(ref)
+        return head + list(refs[depth:])
 
     def answer(
         self, question: str, mode: str = "index", model=None, expander=None, found: Retrieval | None = None
