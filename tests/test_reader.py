@@ -1141,6 +1141,17 @@ def test_a_device_page_takes_from_a_person_s_story_only_what_it_says_of_the_devi
     assert "We tuned the pod catalogue for the Sprout 3's height" in plain_inline(sprout)
 
 
+def test_a_device_page_leaves_out_a_section_that_says_again_what_its_specifications_say() -> None:
+    """The launch post's 'Built for tall plants' ('The Canopy 12 is a freestanding cabinet
+    measuring 62 x 34 x 135 cm …') stood under the specifications that state each of its
+    sentences: the dimensions were on the page four times. A section that says something more
+    ('Price and availability': a year longer than the countertop gardens) stays."""
+    canopy = _page(REPO, "wiki/devices/canopy-12.md")
+    assert "### Built for tall plants" not in canopy and "### Bigger tank, smarter app" not in canopy
+    assert "62 x 34 x 135" in canopy  # the specifications say it
+    assert "### Price and availability" in canopy
+
+
 def test_a_device_page_lists_what_is_said_in_passing_and_leaves_other_models_stories_alone() -> None:
     """On the Grove 6 page: a sentence a source says of it in passing is a bullet under 'Other
     mentions' (with the pages where those sources stand), not a heading, a trail and a link of

@@ -19,7 +19,8 @@ from ..core.markdown import Section, plain_inline, unnumbered, words
 from ..core.models import SourceDoc
 from ..core.words import FIRST_PERSON
 from .draft import Block, Sentence
-from .librarian.extract import section_content
+from .guides import saying
+from .librarian.extract import prose_units, section_content
 
 FACETS = ("Specifications", "Set-up", "Use", "Maintenance", "Troubleshooting", "FAQs")
 # a facet's heading on an entity page names the entity: it reads as a heading, and a search that
@@ -172,6 +173,36 @@ def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[st
             if names_it(section.heading, named, other) or names_it(uncaptioned, named, other):
                 out.append([facet, doc.path, section.anchor])
                 found += 1
+    return out
+
+
+RESTATES = 0.75  # of a section's sentences that say again what the device's spec pages say: left out
+SPEC_WORDS = 0.7  # of a sentence's words the spec pages use, with every number it gives: said there
+
+
+def without_restatements(
+    gathered: list[list[str]], device: dict, specs: list[SourceDoc], by_path: dict[str, SourceDoc]
+) -> list[list[str]]:
+    """``gathered`` (``gather``) less the sections that say again what the device's own spec
+    pages say (``RESTATES`` of their sentences): a launch post's 'Built for tall plants' ('The
+    Canopy 12 is a freestanding cabinet measuring 62 x 34 x 135 cm …') under the specifications
+    that state it. Models' names are no numbers ('Grove 6')."""
+    named, _ = name_pattern((device["title"], *device.get("match", ()), *device.get("others", ())), ())
+
+    def said(text: str) -> tuple[set[str], set[str]]:
+        return saying(named.sub(" ", text))
+
+    spec = [said(t) for d in specs for x in d.sections for _, t in prose_units(x.text)]
+    if not spec:
+        return gathered
+    words, numbers = set().union(*(w for w, _ in spec)), set().union(*(n for _, n in spec))
+    out = []
+    for entry in gathered:
+        section = by_path[entry[1]].section(entry[2])
+        mine = [said(t) for _, t in prose_units(section.text)] if section else []
+        again = sum(1 for w, n in mine if w and len(w & words) >= SPEC_WORDS * len(w) and n <= numbers)
+        if not mine or again < RESTATES * len(mine):
+            out.append(entry)
     return out
 
 
