@@ -1193,8 +1193,9 @@ _SLUG = re.compile(r"^[a-z][a-z]+(?:-[a-z]+)+$")  # a record id of words ('itali
 
 def scanned_text(doc: SourceDoc) -> tuple[str, str]:
     """What a document says that may name a subject: its title and its text (but a list of links
-    only, which no page shows), then its fields' values (a plant's companions 'thai-basil, dill', the planters it suits 'grove-6, canopy-12'),
-    not where it is filed ('section: v1.1/bom/fasteners-and-hardware')."""
+    only, which no page shows), then its fields' values (a plant's companions 'thai-basil, dill',
+    the planters it suits 'grove-6, canopy-12'), not where it is filed ('section:
+    v1.1/bom/fasteners-and-hardware')."""
     values = "\n".join(f.value for f in field_facts(doc) if f.key not in TAXONOMY and "/" not in f.value)
     body = doc.body
     if "](" in body and any(is_navigation(x.text) for x in doc.sections):  # no page shows a 'What's next?'
