@@ -571,6 +571,19 @@ def test_farmbot_guides_answer_their_task(farmbot_compiled: Path, guide: str) ->
     assert "Read it whole" not in text  # no teaser stands in for what the guide is about
 
 
+def test_a_guide_leaves_out_a_task_its_source_files_elsewhere(
+    farmbot_compiled: Path, farmbot_planned: Path
+) -> None:
+    """A maintenance guide's words are an assembly's too ('belts', 'screws'): 'Secure the belts' of
+    'Mount FarmBot to the Bed', filed under v1.1/assembly, stood in it as maintenance; and the
+    planned getting-started guide ended with 'Storing FarmBot for Winter' (filed under
+    v1.1/extras/maintenance), every step of which names the gantry or a cable."""
+    maintenance = _page(farmbot_compiled, "wiki/guides/maintenance.md")
+    assert "### Secure the belts" not in maintenance and "Check belts for proper tension" in maintenance
+    started = _page(farmbot_planned, "wiki/guides/getting-started-guide.md")
+    assert "Storing FarmBot for Winter" not in started and "Plug Everything In" in started
+
+
 def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
     """A topic page's lead says what it covers by its subject and its entries' titles ('Watering:
     How long does a full water tank last? · …'), never by counting sources ('6 FAQ entries on

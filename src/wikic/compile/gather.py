@@ -19,8 +19,8 @@ from ..core.markdown import Section, plain_inline, unnumbered, words
 from ..core.models import SourceDoc
 from ..core.words import FIRST_PERSON
 from .draft import Block, Sentence
-from .guides import saying
 from .librarian.extract import prose_units, section_content
+from .similarity import saying
 
 FACETS = ("Specifications", "Set-up", "Use", "Maintenance", "Troubleshooting", "FAQs")
 # a facet's heading on an entity page names the entity: it reads as a heading, and a search that
@@ -56,16 +56,30 @@ def facet_of(doc: SourceDoc, section: Section) -> str:
     'Connecting FarmBot to the Internet' filed under Troubleshooting is troubleshooting), else by
     the words of its headings and its document's title, troubleshooting first ('Step 2' of
     'Camera Troubleshooting' is troubleshooting, not set-up)."""
+    return (
+        filed_facet(doc)
+        or words_facet(f"{' '.join(section.path)} {doc.title}")
+        or ("FAQs" if doc.title.rstrip().endswith("?") else "Use")
+    )
+
+
+def filed_facet(doc: SourceDoc) -> str | None:
+    """The facet a document's filing names (its ``category``, its ``section`` path: 'v1.1/assembly'
+    is set-up, 'v1.1/extras/maintenance' maintenance), if any."""
     category = " ".join(
         str(v) for k in ("category", "section") for v in [doc.meta.get(k)] if isinstance(v, str)
     ).replace("/", " ")
-    for text in (category, f"{' '.join(section.path)} {doc.title}"):
-        found = set(words(text))
-        found |= {w[:-1] for w in found if w.endswith("s")}
-        for facet in ("Troubleshooting", "Maintenance", "Set-up", "Specifications"):
-            if found & FACET_WORDS[facet]:
-                return facet
-    return "FAQs" if doc.title.rstrip().endswith("?") else "Use"
+    return words_facet(category)
+
+
+def words_facet(text: str) -> str | None:
+    """The facet the words of ``text`` name, troubleshooting first, if any."""
+    found = set(words(text))
+    found |= {w[:-1] for w in found if w.endswith("s")}
+    for facet in ("Troubleshooting", "Maintenance", "Set-up", "Specifications"):
+        if found & FACET_WORDS[facet]:
+            return facet
+    return None
 
 
 @lru_cache(maxsize=256)

@@ -35,10 +35,11 @@ from ..core.pool import each
 from ..core.words import FIRST_PERSON
 from . import versions
 from .citations import stem
+from .gather import filed_facet, words_facet
 from .librarian.extract import device_facts, points_ahead, prose_units, section_content
 from .links import NEXT, item_keys, key_of
 from .schema import Guide
-from .similarity import lexical_counted, section_texts, semantic, terms
+from .similarity import lexical_counted, saying, section_texts, semantic, terms
 from .timeline import Timeline, quantities
 
 STEP = re.compile(r"^\s*(?:step|part|stage|option|method)\s*\d+\b|^\s*\d+\s*[.):]\s*\S", re.IGNORECASE)
@@ -287,6 +288,25 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
         c.score += PER_DEVICE * c.per_device
 
 
+ELSEWHERE = 0.6  # how much less a section fits when its document is filed under another task
+TASKS = frozenset({"Set-up", "Maintenance", "Specifications"})  # the filings that say which task
+
+
+def elsewhere(guide: Guide, pool: list[Candidate]) -> None:
+    """Lower the fit of the sections whose document its source files under another task than the
+    guide's (``gather.filed_facet``): a maintenance guide's words ('belts', 'screws') are an
+    assembly's too, but 'Secure the belts' of 'Mount FarmBot to the Bed' (filed under
+    'v1.1/assembly') is a build step; 'Storing FarmBot for Winter' ('v1.1/extras/maintenance') is
+    no getting started. Troubleshooting is no such task: a fix is filed under what it fixes."""
+    task = words_facet(f"{guide.title} {guide.purpose}")
+    if task not in TASKS:
+        return
+    for c in pool:
+        filed = filed_facet(c.doc)
+        if filed in TASKS and filed != task:
+            c.score *= ELSEWHERE
+
+
 def _under_subject(c: Candidate, headed: set[str]) -> bool:
     """Whether ``c`` is headed by the guide's subject (its document's sections so headed have the
     anchors ``headed``), is a step, or sits under a section that is ('Before you leave' under
@@ -372,7 +392,6 @@ def without_pointers(units: list[list[Candidate]]) -> list[list[Candidate]]:
 
 RESTATED = 0.8  # the share of a unit's sentences another document's unit already says: left out
 SAME_WORDS = 0.6  # of a sentence's words another sentence has, with all of its numbers: it says it again
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
 def without_restatements(units: list[list[Candidate]]) -> list[list[Candidate]]:
@@ -388,11 +407,6 @@ def without_restatements(units: list[list[Candidate]]) -> list[list[Candidate]]:
         if said[i] and _restates(said[i], others):
             gone.add(i)
     return [u for i, u in enumerate(units) if i not in gone]
-
-
-def saying(text: str) -> tuple[set[str], set[str]]:
-    """What a sentence says, as ``_restates`` compares it: its words (stemmed) and its numbers."""
-    return terms(text), set(_NUMBER.findall(text))
 
 
 def sayings(doc: SourceDoc) -> list[tuple[set[str], set[str]]]:
@@ -837,6 +851,7 @@ def plan_guide(
             about = bool(terms(f"{section.heading} {c.doc.title}") & asked)  # a list about the task
             c.per_device = about and bool(named.search(section.text)) and _per_device(c.doc, section, devices)
     score(guide, pool, by_meaning, read)
+    elsewhere(guide, pool)
     for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the
         if c.doc.path in entries and not terms(c.doc.title) <= asked:  # task, unless the guide names it
             c.score = 0.0

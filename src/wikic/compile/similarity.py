@@ -11,6 +11,7 @@ by words alone. Scores are in [0, 1]; one query is compared with many texts, nev
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,14 @@ from .citations import stem
 def terms(text: str) -> set[str]:
     """The content words of ``text``, stemmed ('Cleaning the tanks' → {'clean', 'tank'})."""
     return {stem(t) for t in tokens(text)}
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def saying(text: str) -> tuple[set[str], set[str]]:
+    """What a sentence says, as two sentences are compared: its words (stemmed) and its numbers."""
+    return terms(text), set(_NUMBER.findall(text))
 
 
 def lexical_counted(query: str, texts: Sequence[tuple[int, Mapping[str, int]]]) -> list[float]:
