@@ -584,6 +584,24 @@ def test_a_guide_leaves_out_a_task_its_source_files_elsewhere(
     assert "Storing FarmBot for Winter" not in started and "Plug Everything In" in started
 
 
+def test_no_page_points_at_a_picture_or_a_link_it_does_not_show(wiki: Path) -> None:
+    """'See the video below for detail.' and 'Here is a link with more information on how you can
+    improve the Wi-Fi signal.' pointed at nothing: the wiki shows no video and no link out. Such a
+    sentence is left out as the picture is; an instruction that also says what to do stays."""
+    from wikic.core.markdown import points_at_media
+
+    assert points_at_media("See the video below for detail.")
+    assert points_at_media("The diagram below illustrates the FarmBot Express electronics schematic.")
+    assert not points_at_media("Rotate the three spacers shown in the image below so the text faces out.")
+    found = [
+        (path, line)
+        for path, text in pages(wiki).items()
+        for line in text.split("\n")
+        if "layer1_sources/" in line and points_at_media(plain_inline(strip_citations(line)).lstrip("-* "))
+    ]
+    assert found == []
+
+
 def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
     """A topic page's lead says what it covers by its subject and its entries' titles ('Watering:
     How long does a full water tank last? · …'), never by counting sources ('6 FAQ entries on

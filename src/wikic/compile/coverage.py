@@ -28,6 +28,7 @@ from ..core.markdown import (
     is_navigation,
     is_table_start,
     plain_inline,
+    points_at_media,
     readable,
     split_sentences,
 )
@@ -73,7 +74,8 @@ def doc_sentences(doc: SourceDoc) -> list[str]:
             para.append(stripped)
         chunks.append(" ".join(para))
         for chunk in chunks:
-            out += [s for s in split_sentences(_norm(_IMAGE.sub("", chunk))) if len(s.split()) >= MIN_WORDS]
+            said = split_sentences(_norm(_IMAGE.sub("", chunk)))
+            out += [s for s in said if len(s.split()) >= MIN_WORDS and not points_at_media(s)]
     for _, text in prose_fields(doc):
         out += [s for s in split_sentences(_norm(text)) if len(s.split()) >= MIN_WORDS]
     return out

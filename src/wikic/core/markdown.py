@@ -32,6 +32,21 @@ def is_caption(line: str, above: str) -> bool:
     return alt is not None and " ".join(alt.group(1).lower().split()) == " ".join(m.group(1).lower().split())
 
 
+_MEDIA = r"(?:videos?|images?|photos?|diagrams?|pictures?|screenshots?|gifs?)"
+_POINTER = re.compile(
+    rf"^(?:(?:please\s+)?(?:see|watch|view|check out|refer to)\b[^.]*\b{_MEDIA}\b[^.]*\b(?:below|above)\b"
+    rf"|here(?:'s| is) a (?:link|video)\b|(?:the|this)\s+{_MEDIA}\s+(?:below|above)\b)",
+    re.IGNORECASE,
+)
+
+
+def points_at_media(sentence: str) -> bool:
+    """Whether a sentence only points at a picture, a video or a link of its page, which the wiki
+    does not show ('See the video below for detail.', 'The diagram below shows …', 'Here is a link
+    with more information …'): like the image itself, it says nothing where it is not shown."""
+    return _POINTER.match(sentence.strip()) is not None
+
+
 # A wiki-link copied from a source: [[Page]] or [[Page|shown text]].
 _WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 # Emphasis and code markers; '_' only at word edges, since snake_case keeps its underscores, and

@@ -35,6 +35,7 @@ from ...core.markdown import (
     is_navigation,
     is_table_start,
     plain_inline,
+    points_at_media,
     readable,
     split_sentences,
     table_cells,
@@ -201,7 +202,9 @@ def section_content(doc: SourceDoc, section: Section) -> list[Block]:
     def flush_para() -> None:
         if para:
             marked = _IMAGE.sub("", " ".join(para))
-            said = [s for s in split_sentences(plain_inline(marked)) if _has_letters(s)]
+            said = [
+                s for s in split_sentences(plain_inline(marked)) if _has_letters(s) and not points_at_media(s)
+            ]
             sentences = tuple(Sentence(s, cite) for s in run_in_label(marked, said))
             if sentences:
                 blocks.append(Block("para", sentences=sentences))
