@@ -222,6 +222,26 @@ def test_devices_come_from_tables_of_measured_values_in_any_corpus(tree: Tree) -
     assert "Model" not in devices and not proposal.todos
 
 
+def test_a_variant_is_proposed_right_after_its_model(tree: Tree) -> None:
+    """Models proposed by evidence came out 'Express, Genesis, Express XL, Genesis XL', and the
+    comparison split each pair; a variant follows the model its name contains."""
+    rows = [
+        ("Kestrel 2", "8 km", "0.9 kg"),
+        ("Osprey", "20 km", "2 kg"),
+        ("Kestrel 2 Pro", "15 km", "1.1 kg"),
+    ]
+    files = {  # the variant is in two tables of three: the least evidenced
+        f"layer1_sources/docs/{name}.md": f"---\ntitle: {name}\n---\n\n## Models\n\n{spec_table(shown)}\n"
+        for name, shown in (("compare", rows), ("specs", rows), ("range", rows[:2]))
+    }
+    for i in range(4):
+        files[f"layer1_sources/docs/note-{i}.md"] = (
+            f"---\ntitle: Flight note {i}\n---\n\n## Notes\n\nThe Osprey carries a camera. The Kestrel 2 is light.\n"
+        )
+    ids = [i.data["id"] for i in propose(load_layer1(tree(files))).items["devices"]]
+    assert ids == ["kestrel-2", "kestrel-2-pro", "osprey"]
+
+
 class PlanBrain(Brain):
     """Answers a plan refinement by renaming every item it is shown; pages as the base brain does."""
 

@@ -428,7 +428,7 @@ def propose_devices(corpus: Corpus) -> tuple[list[Item], list[dict]]:
     entities += [e for e in table_entities(corpus) if e.name.lower() not in spec_names]
     brand = _brand(corpus, [e.name for e in entities if not e.spec_source])
     items, devices = [], []
-    for e in entities:
+    for e in _variants_after_their_model(entities):
         title = f"{brand} {e.name}" if brand and not e.spec_source else e.name
         match = sorted({e.name, *e.forms}, key=lambda f: (f != e.name, f))
         # A near-name that contains this one names another device: "Rover" must not match "Rover XL".
@@ -446,6 +446,18 @@ def propose_devices(corpus: Corpus) -> tuple[list[Item], list[dict]]:
         items.append(Item(data, seen, context=sorted(e.forms)[:4]))
         devices.append({**data, "sources": data.get("sources", []), "fields": []})
     return items, devices
+
+
+def _variants_after_their_model(entities: list) -> list:
+    """``entities`` (best evidenced first) with each variant right after the model its name
+    contains ('Rover', 'Rover XL', 'Scout', 'Scout XL'): a comparison and the index then read the
+    two side by side."""
+    out: list = []
+    for e in entities:
+        if e in out or any(_contains(e.name, o.name) for o in entities):
+            continue  # placed already, or placed after its model
+        out += [e, *(o for o in entities if _contains(o.name, e.name) and o not in out)]
+    return out + [e for e in entities if e not in out]
 
 
 def _contains(longer: str, shorter: str) -> bool:
