@@ -1949,9 +1949,12 @@ def test_a_guide_quotes_one_section_per_subject_and_a_procedure_s_steps_all() ->
 
 def test_a_guide_to_fixing_problems_diagnoses_and_fixes_first_and_gives_background_last() -> None:
     """'Fixing common problems' opened with '## What to do / ### What Wi-Fi does my garden need?',
-    and its fixes (reset, algae) came after, under 'If something goes wrong'."""
+    and its fixes (reset, algae) came after, under 'If something goes wrong'. It checks (the grow
+    light's checks), then fixes, then gives the rest."""
     heads = [x for x in body_lines(_page(REPO, "wiki/guides/fix-common-problems.md")) if x.startswith("## ")]
-    assert heads[:2] == ["## If something goes wrong", "## Good to know"] and "## What to do" not in heads
+    heads = [x for x in heads if x != "## At a glance"]
+    assert heads[:3] == ["## Checking", "## If something goes wrong", "## Good to know"]
+    assert "## What to do" not in heads
     holiday = body_lines(_page(REPO, "wiki/guides/going-on-holiday.md"))
     assert "## What to do" in holiday and "## Good to know" not in holiday
 
