@@ -602,6 +602,16 @@ def test_no_page_points_at_a_picture_or_a_link_it_does_not_show(wiki: Path) -> N
     assert found == []
 
 
+def test_linked_from_lists_the_closest_pages_first(farmbot_compiled: Path) -> None:
+    """The tomato's 'Linked from' was eight crops, A to H, whose companions name it ('Anaheim
+    Pepper', 'Black Habanero', 'Dandelion'): of pages of one kind, those whose title shares a word
+    with its own (the tomato varieties) come first."""
+    text = _page(farmbot_compiled, "wiki/entries/tomato.md")
+    listed = re.findall(r"^- \[([^\]]+)\]", text.partition("## Linked from")[2], re.M)
+    tomatoes = [t for t in listed if "Tomato" in t]
+    assert len(tomatoes) >= 3 and listed[: len(tomatoes)] == tomatoes, listed
+
+
 def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
     """A topic page's lead says what it covers by its subject and its entries' titles ('Watering:
     How long does a full water tank last? · …'), never by counting sources ('6 FAQ entries on

@@ -1345,18 +1345,22 @@ _KIN = ("guide", "device", "comparison", "hub", "topic", "directory", "entity", 
 
 def ranked_backlinks(the_plan: Plan, found: dict[str, tuple[str, ...]], links: dict[str, dict]) -> dict:
     """The pages that link to each page, ranked for its 'Linked from': those that name it in their
-    text first, then by kind (guides and device pages before topic pages and entries), then by
-    title. The rendering lists the first ``LINKED_FROM`` that the page does not link itself (which
-    only the rendering knows: its table cells' links are not planned)."""
+    text first, then by kind (guides and device pages before topic pages and entries), then those
+    whose title shares a word with its own ('Green Zebra Tomato' on the tomato's page, before the
+    peppers whose companions name it), then by title. The rendering lists the first
+    ``LINKED_FROM`` that the page does not link itself (which only the rendering knows: its table
+    cells' links are not planned)."""
     kinds = {s.path: s.type for s in the_plan.pages}
     named = {p: {t.path for t in ls.values()} for p, ls in links.items()}
     out = {}
     for page, sources in found.items():
+        own = set(key_of(the_plan.titles.get(page, "")))
         ranked = sorted(
             sources,
             key=lambda q: (
                 page not in named.get(q, ()),
                 _KIN.index(kinds[q]) if kinds.get(q) in _KIN else len(_KIN),
+                not own & set(key_of(the_plan.titles.get(q, ""))),
                 the_plan.titles.get(q, q).lower(),
                 q,
             ),
