@@ -27,7 +27,7 @@ from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
 from wikic.compile.gather import facet_of, lone_step
 from wikic.compile.guides import Candidate, order, without_pointers
-from wikic.compile.librarian.extract import section_content, stands_alone
+from wikic.compile.librarian.extract import points_ahead, section_content, stands_alone
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
 from wikic.core.markdown import plain_inline, split_sections, split_sentences, words
@@ -125,7 +125,8 @@ def test_quoted_lists_and_tables_are_whole(wiki: Path) -> None:
 
 def test_every_farmbot_device_page_gathers_what_its_sources_say(farmbot_compiled: Path) -> None:
     """At least 10 cited sentences about the device from at least 3 of its sources, or most of them
-    where the sources say less (one step of a build, taken from its procedure, says nothing)."""
+    where the sources say less (one step of a build, taken from its procedure, says nothing; nor
+    does 'In these instructions we show you how to build …')."""
     root = farmbot_compiled
     the_plan = planned(root)
     docs = {d.path: d for d in load_layer1(root)}
@@ -154,8 +155,11 @@ def test_every_farmbot_device_page_gathers_what_its_sources_say(farmbot_compiled
             for s in d.sections:
                 if lone_step(s) and facet_of(d, s) != "Troubleshooting" and not about(s.heading):
                     continue  # a step of a build or of the factory's packing is its procedure's
-                available[d.path] += sum(
-                    1 for b in section_content(d, s) for x in b.sentences if about(x.text)
+                available[d.path] += sum(  # what a sentence says, not one announcing what follows
+                    1
+                    for b in section_content(d, s)
+                    for x in b.sentences
+                    if about(x.text) and not points_ahead(plain_inline(x.text))
                 )
         available = Counter({p: n for p, n in available.items() if n})
         # at least 10, or most of what its sources say (two sections headed alike show once)
@@ -1191,6 +1195,21 @@ def test_a_device_page_leaves_out_a_section_that_says_again_what_its_specificati
     assert "### Built for tall plants" not in canopy and "### Bigger tank, smarter app" not in canopy
     assert "62 x 34 x 135" in canopy  # the specifications say it
     assert "### Price and availability" in canopy
+
+
+def test_a_device_page_quotes_no_sentence_that_only_announces_what_its_source_goes_on_to_say(
+    farmbot_compiled: Path,
+) -> None:
+    """'In these instructions we show you how to build a simple but sturdy bed suited for FarmBot
+    Express.' stood alone on the Express page, the instructions on their home; and the Genesis
+    page's 'Troubleshooting' was 'Also make sure to check out the hardware troubleshooting guides
+    for Farmbot Genesis and Express.'"""
+    assert points_ahead("In this guide, you will learn how to calibrate the camera.")
+    assert not points_ahead("In this case the pump stops.")
+    for device in ("farmbot-express", "farmbot-genesis"):
+        text = plain_inline(_page(farmbot_compiled, f"wiki/devices/{device}.md"))
+        assert "In these instructions we show you" not in text
+        assert "check out the hardware troubleshooting guides" not in text
 
 
 def test_a_device_page_lists_what_is_said_in_passing_and_leaves_other_models_stories_alone() -> None:

@@ -19,7 +19,7 @@ from ..core.markdown import Section, plain_inline, unnumbered, words
 from ..core.models import SourceDoc
 from ..core.words import FIRST_PERSON
 from .draft import Block, Sentence
-from .librarian.extract import prose_units, section_content
+from .librarian.extract import points_ahead, prose_units, section_content
 from .similarity import saying
 
 FACETS = ("Specifications", "Set-up", "Use", "Maintenance", "Troubleshooting", "FAQs")
@@ -340,8 +340,9 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
             for i, s in enumerate(b.sentences):
                 if names_another(s.text, device, leading=True) or names_every_model(s.text, device):
                     continue
-                if _FIGURE.search(s.text):
-                    continue  # quoted apart from its section, it points at nothing
+                if _FIGURE.search(s.text) or points_ahead(plain_inline(s.text)):
+                    continue  # quoted apart from its section, it points at nothing ('In these
+                    # instructions we show you how to build …', the instructions left on its home)
                 if story and _WRITERS.search(s.text) and not _DIGIT.search(named.sub(" ", s.text)):
                     continue  # 'Six months later I added a Grove 6 …': an episode; 'I set it to 12 hours' tells
                 goes_on = kept and kept[-1] is b.sentences[i - 1]

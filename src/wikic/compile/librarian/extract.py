@@ -957,10 +957,23 @@ _POINTS_AHEAD = re.compile(
     r"|\b(?:we'll|we will|let's) (?:go over|cover|look at|walk (?:you )?through)\b"
     r"|\b(?:look(?:ing)? through|browse(?: through)?|check out)\b[^.!?]*\b(?:below|guides?|articles?)\b"
     r"|\bplease (?:see|refer to|read)\b[^.!?]*\b(?:guides?|articles?|sections?|pages?)\b"
-    r"|^please (?:e-?mail|contact|call|write to)\b",
+    r"|^please (?:e-?mail|contact|call|write to)\b"
+    r"|^in (?:these|this) (?:instructions|guide|article|post|tutorial|page),? (?:we|you)(?:'ll| will)? "
+    r"(?:show|learn|explain|walk|cover|look)\b",
     re.IGNORECASE,
 )
-_POINTING = ("following", "next", "we'll", "we will", "let's", "look", "brows", "check out", "please")
+_POINTING = (
+    "following",
+    "next",
+    "we'll",
+    "we will",
+    "let's",
+    "look",
+    "brows",
+    "check out",
+    "please",
+    "in th",
+)
 
 
 def points_ahead(text: str) -> bool:
