@@ -616,6 +616,14 @@ def test_linked_from_lists_the_closest_pages_first(farmbot_compiled: Path) -> No
     assert len(tomatoes) >= 3 and listed[: len(tomatoes)] == tomatoes, listed
 
 
+def test_a_topic_page_opens_with_its_namesake_source(farmbot_compiled: Path) -> None:
+    """'FarmBot OS' (its install steps) came after 'Auto Updates' and 'Data Usage' on the FarmBot
+    OS page: the source the page is named after is its overview, and comes first."""
+    text = _page(farmbot_compiled, "wiki/topics/farmbot-os.md")
+    heads = [x for x in body_lines(text) if x.startswith("## ")]
+    assert heads[0] == "## FarmBot OS", heads
+
+
 def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
     """A topic page's lead says what it covers by its subject and its entries' titles ('Watering:
     How long does a full water tank last? · …'), never by counting sources ('6 FAQ entries on

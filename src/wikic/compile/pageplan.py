@@ -825,8 +825,9 @@ def plan_topics(
                 continue
             if all(dated_title(d) != d.title for d in members):  # posts: newest first
                 members = sorted(members, key=lambda d: dated_title(d)[-11:-1], reverse=True)
-            else:  # in the order the sources lead a reader on ('What's next?'), else as grouped
-                members = reading_order(members, linked or {})
+            else:  # in the order the sources lead a reader on ('What's next?'), else as grouped,
+                members = reading_order(members, linked or {})  # the page's namesake first: its overview
+                members = sorted(members, key=lambda d: d.title.casefold() != title.casefold())
             # 'v15/app/plants' belongs with 'v15/app/photos': one family of the source's structure
             family.setdefault(slug, f"{rule.source}:{value.rpartition('/')[0]}" if "/" in value else "")
             entry = topics.setdefault(slug, (title, [], [], {}))
