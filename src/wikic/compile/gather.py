@@ -194,7 +194,7 @@ RESTATES = 0.75  # of a section's sentences that say again what the device's spe
 SPEC_WORDS = 0.7  # of a sentence's words the spec pages use, with every number it gives: said there
 
 
-def without_restatements(
+def without_spec_restatements(
     gathered: list[list[str]], device: dict, specs: list[SourceDoc], by_path: dict[str, SourceDoc]
 ) -> list[list[str]]:
     """``gathered`` (``gather``) less the sections that say again what the device's own spec

@@ -652,7 +652,7 @@ def _covering(
 
 def terms_in_order(text: str) -> list[str]:
     """``terms`` of ``text`` in the order it says them."""
-    return [t for w in tokens(text) for t in terms(w)]
+    return [stem(t) for t in tokens(text)]
 
 
 def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[list[Candidate]]:

@@ -34,7 +34,7 @@ from ..core.words import FIRST_PERSON
 from . import grouping, guides, versions
 from .corpus import Corpus
 from .disagreements import Disagreement, disagreements
-from .gather import FACETS, gather, without_long_tables, without_restatements
+from .gather import FACETS, gather, without_long_tables, without_spec_restatements
 from .librarian.extract import (
     _IMAGE,
     MentionIndex,
@@ -539,7 +539,7 @@ def plan_devices(
         gathered = gather(config["device"], current, set(specs))
         by_path = {d.path: d for d in current}
         spec_docs = [by_path[p] for p in specs if p in by_path]
-        config["gathered"] = without_restatements(gathered, config["device"], spec_docs, by_path)
+        config["gathered"] = without_spec_restatements(gathered, config["device"], spec_docs, by_path)
         names = (*device.match, device.title)
         if not specs and not naming_sentences(names, [d for d in current if d.path not in specs]):
             config["about"] = device_about(device.title, config["gathered"])

@@ -240,6 +240,8 @@ _LINK_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\[[^\]]+\]\([^()\s]*\
 def is_navigation(text: str) -> bool:
     """Whether a section's text is nothing but a list of links, each item a link alone: a help
     center's 'What's next?' (its place in a site's pages, not something it says)."""
+    if "](" not in text:  # most sections: no link at all (every section quoted is asked)
+        return False
     lines = [line for line in text.split("\n") if line.strip()]
     return bool(lines) and all(_LINK_ITEM.fullmatch(line) for line in lines)
 
