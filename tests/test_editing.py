@@ -556,3 +556,19 @@ def test_a_contents_line_names_every_entry_when_there_are_few() -> None:
     assert contents_line(few) == "On this page: " + " · ".join(few)
     many = [f"Entry {n}" for n in range(12)]
     assert contents_line(many) == "On this page: " + " · ".join(many[:6]) + " · and 6 more"
+
+
+def test_a_topic_opens_with_what_wiki_yaml_says_it_covers() -> None:
+    """A contents line alone ('Watering: How long does a full water tank last? · …') says what a
+    topic holds, not what it is about: a group's ``purposes`` entry in wiki.yaml opens its page
+    and its index line, the schema's words in italics, the entries after them."""
+    from wikic.compile.schema import load_wiki_schema
+
+    rule = next(r for r in load_wiki_schema(REPO).topics if r.source == "faq")
+    assert rule.purposes, "the example's FAQ rule says what each of its topics covers"
+    index = (REPO / "wiki" / "index.md").read_text().splitlines()
+    for value, purpose in rule.purposes.items():
+        text = (REPO / "wiki" / "topics" / f"{value}.md").read_text()
+        assert lead(text)[0].startswith(f"*{purpose} On this page: "), lead(text)[0]
+        line = next(x for x in index if f"(topics/{value}.md)" in x)
+        assert f"— {purpose[:40]}" in line, line

@@ -628,11 +628,24 @@ def contents_line(titles: list[str]) -> str:
     return CONTENTS_PREFIX + " · ".join(shown) + (f" · and {more} more" if more > 0 else "")
 
 
-def topic_about(title: str, members: list[SourceDoc]) -> str:
+def topic_about(title: str, members: list[SourceDoc], purpose: str = "") -> str:
     """A topic page's opening line: what it covers, by its entries' titles ('Watering: how long
     does a full water tank last? · …'), or by the headings of its one entry when that entry is
     the page's namesake ('Seeds: Pelleted seeds · Vining crops'); never a count of records. The
-    namesake among several entries is not listed ('Troubleshooting: Troubleshooting · …')."""
+    namesake among several entries is not listed ('Troubleshooting: Troubleshooting · …'). With
+    the group's ``purpose`` in wiki.yaml, that comes first, the entries after it ('On this
+    page: …')."""
+    line = _entries_line(title, members)
+    if not purpose:
+        return line
+    return (
+        f"{purpose} {CONTENTS_PREFIX}{line.removeprefix(f'{title}: ')}"
+        if line.startswith(f"{title}: ")
+        else purpose
+    )
+
+
+def _entries_line(title: str, members: list[SourceDoc]) -> str:
     titles = [d.title for d in members]
     others = [t for t in titles if t.casefold() != title.casefold()]
     if others and len(others) < len(titles):
@@ -800,6 +813,7 @@ def plan_topics(
     superseded = pages.superseded
     topics: dict[str, tuple[str, list[str], list[str], dict[str, list]]] = {}
     family: dict[str, str] = {}
+    purposes: dict[str, str] = {}  # per topic page, what wiki.yaml says it covers
     directories: list[tuple[str, str, list[SourceDoc], dict]] = []
     for rule in topic_rules(schema.topics, pool):
         own = [d for d in pool if d.source == rule.source]
@@ -831,13 +845,14 @@ def plan_topics(
             # 'v15/app/plants' belongs with 'v15/app/photos': one family of the source's structure
             family.setdefault(slug, f"{rule.source}:{value.rpartition('/')[0]}" if "/" in value else "")
             entry = topics.setdefault(slug, (title, [], [], {}))
+            purposes.setdefault(slug, rule.purposes.get(value, ""))
             entry[1].extend(d.path for d in members)
             entry[2].append(rule.source)
             entry[3].update(quoted)
     by_path = {d.path: d for d in docs}
     for slug, (title, members, sources, quoted) in topics.items():
         config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
-        config["about"] = topic_about(title, [by_path[p] for p in members])
+        config["about"] = topic_about(title, [by_path[p] for p in members], purposes.get(slug, ""))
         if family.get(slug):
             config["family"] = family[slug]
         spec = pages.add("topic", slug, title, pages.with_older(members), config)

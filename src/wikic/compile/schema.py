@@ -79,6 +79,7 @@ class TopicRule:
     max_sources: int = 12
     mentions: int = 0  # per source: up to this many sentences of other sources that name it
     entity_pages: bool | None = None  # a page per record (None: when the records read as reference entries)
+    purposes: dict[str, str] = field(default_factory=dict)  # per group value, what its page covers
 
 
 @dataclass(frozen=True)
@@ -315,6 +316,7 @@ def _comparison(f: Fields, where: str) -> Comparison:
 
 def _topic_rule(f: Fields, where: str) -> TopicRule:
     titles = f.get("titles", dict, {})
+    purposes = f.get("purposes", dict, {})
     return TopicRule(
         f.get("source", str, required=True),
         f.get("group_by", str, ""),
@@ -322,6 +324,7 @@ def _topic_rule(f: Fields, where: str) -> TopicRule:
         f.positive("max_sources", 12),
         f.get("mentions", int, 0),
         f.get("entity_pages", bool, None),
+        {str(k): " ".join(str(v).split()) for k, v in purposes.items()},
     )
 
 
