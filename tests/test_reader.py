@@ -2197,3 +2197,44 @@ def test_a_device_page_s_links_come_from_what_it_quotes_of_a_section() -> None:
     assert without_long_tables(text.replace(f"| Tubing {MAX_LIST} | 1 |\n", "")) == text.replace(
         f"| Tubing {MAX_LIST} | 1 |\n", ""
     )
+
+
+def test_a_short_introduction_comes_with_what_it_introduces_or_not_at_all() -> None:
+    """'FarmBot has been designed to operate in challenging environments …' opened a guide's
+    'Thermal Management' and stopped there: a section that only introduces the sections under
+    it is quoted with them (the empty headings that group them too), or, when they are too
+    many to quote, not at all; a section that says enough on its own stands alone."""
+    from wikic.compile.guides import LED_INTO, Candidate, _led_into
+
+    doc = _guide_doc(
+        "heat",
+        "Thermal care",
+        "# Thermal care\n\nIt copes with heat. It copes with cold too.\n\n## Hot weather\n\n### Provide shade\n\n"
+        "Shade the box.\n\n### Add heatsinks\n\nFit heatsinks.\n\n## Cold weather\n\nDrain the water.\n",
+    )
+    at = {(doc.path, i): Candidate(doc, i) for i, s in enumerate(doc.sections) if s.text.strip()}
+    assert [doc.sections[j].heading for j in _led_into(at[(doc.path, 0)], at)] == [
+        "Thermal care",
+        "Hot weather",
+        "Provide shade",
+        "Add heatsinks",
+        "Cold weather",
+    ]
+    long = _guide_doc(
+        "long",
+        "Long care",
+        "# Long care\n\nIt copes.\n\n## Steps\n\n"
+        + " ".join(f"Turn the wheel {n} times." for n in range(LED_INTO + 1))
+        + "\n",
+    )
+    at = {(long.path, i): Candidate(long, i) for i in range(len(long.sections))}
+    assert _led_into(at[(long.path, 0)], at) == []
+    said = _guide_doc(
+        "said",
+        "Said",
+        "# Said\n\n"
+        + " ".join(f"The tank holds {n} litres." for n in range(4))
+        + "\n\n## More\n\nDrain it.\n",
+    )
+    at = {(said.path, i): Candidate(said, i) for i in range(len(said.sections))}
+    assert _led_into(at[(said.path, 0)], at) == [0]

@@ -520,7 +520,33 @@ def _unit(c: Candidate, at: dict, best: float) -> list[Candidate]:
             sub = at.get((c.doc.path, k))
             if sub is not None and (steps or sub.score >= FIT * best):
                 members.append(k)
-    return [at[(c.doc.path, j)] for j in dict.fromkeys(members) if (c.doc.path, j) in at]
+    if members == [c.index]:
+        members = _led_into(c, at)
+    return [
+        at.get((c.doc.path, j)) or Candidate(c.doc, j)
+        for j in dict.fromkeys(members)
+        if (c.doc.path, j) in at or not c.doc.sections[j].text.strip()  # a heading over its parts
+    ]
+
+
+INTRO = 3  # sentences at most of a section that only introduces the sections under it
+LED_INTO = 40  # sentences and items, at most, of those sections that a guide quotes with it
+
+
+def _led_into(c: Candidate, at: dict) -> list[int]:
+    """Section ``c`` alone, or, when it is a short introduction to the sections under it (a
+    document's opening before its other sections, a heading's text before its sub-sections),
+    with them, when they are few enough to quote; else nothing. 'FarmBot has been designed to
+    operate in challenging environments …' alone promised a guide's reader the thermal care it
+    left out."""
+    doc, i = c.doc, c.index
+    under = [j for j in (range(1, len(doc.sections)) if i == 0 else _subsections(doc, i)) if (doc.path, j) in at]
+    if not under or len(prose_units(doc.sections[i].text)) > INTRO:
+        return [i]
+    if sum(len(prose_units(doc.sections[j].text)) for j in under) > LED_INTO:
+        return []
+    heads = {k for j in under for k in _above(doc, j) if k > i and not doc.sections[k].text.strip()}
+    return [i, *sorted(heads | set(under))]
 
 
 def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> list[list[Candidate]]:
@@ -542,6 +568,8 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
     options: dict[tuple, tuple[float, list[Candidate], set[str], int]] = {}
     for c in fresh:
         unit = [x for x in _unit(c, at, best) if x is c or not _outdated(x.doc, x.index, timeline)]
+        if c not in unit:
+            continue  # an introduction to more than a guide quotes
         key = tuple((x.doc.path, x.index) for x in unit)
         worth = max(x.score for x in unit) + PROCEDURE * _procedure(unit)
         said = set().union(*(terms(x.doc.sections[x.index].text) for x in unit))
