@@ -916,8 +916,8 @@ def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_st
     the very table it quoted (whose width an earlier table also gave); every model is a row, the
     other columns of every table that states a compared field come along, a model
     those columns do not describe brings the columns of a table that states it beside another
-    model ('Genesis v1.2+<br>Genesis XL v1.2+'), and a row for one past version ('Genesis v1.2')
-    is no fact about today's model."""
+    model ('Genesis v1.2+<br>Genesis XL v1.2+'), after the models the compared fields describe,
+    and a row for one past version ('Genesis v1.2') is no fact about today's model."""
     from wikic.compile.librarian.extract import compared_facts, facts_comparison
     from wikic.core.markdown import split_sections
     from wikic.core.models import SourceDoc
@@ -936,15 +936,16 @@ def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_st
     )
     devices = [
         {"title": "FarmBot Express", "match": ["Express"]},
-        {"title": "FarmBot Express XL", "match": ["Express XL", "Express (XL)"]},
         {"title": "FarmBot Genesis", "match": ["Genesis"]},
+        {"title": "FarmBot Express XL", "match": ["Express XL", "Express (XL)"]},
         {"title": "FarmBot Genesis XL", "match": ["Genesis XL"]},
     ]
     columns, rows = compared_facts(devices, [doc], ("Width",))
     assert columns == ["Width", "Area", "Cost", "Required hardware", "Calibration object"]
     table = facts_comparison(rows, tuple(columns))
     cells = {r[0].text: [c.text for c in r[1:]] for r in table.rows}
-    assert list(cells) == [d["title"] for d in devices]
+    # the models the compared field describes first, each group in the order given
+    assert list(cells) == ["FarmBot Express", "FarmBot Express XL", "FarmBot Genesis", "FarmBot Genesis XL"]
     assert cells["FarmBot Express XL"][:3] == ["2.4m", "14.4m2", "~$2,300"]
     # the calibration table has a row for a past Genesis: the card is said for the versions it is for
     assert cells["FarmBot Genesis"] == [

@@ -540,7 +540,9 @@ def _led_into(c: Candidate, at: dict) -> list[int]:
     operate in challenging environments …' alone promised a guide's reader the thermal care it
     left out."""
     doc, i = c.doc, c.index
-    under = [j for j in (range(1, len(doc.sections)) if i == 0 else _subsections(doc, i)) if (doc.path, j) in at]
+    under = [
+        j for j in (range(1, len(doc.sections)) if i == 0 else _subsections(doc, i)) if (doc.path, j) in at
+    ]
     if not under or len(prose_units(doc.sections[i].text)) > INTRO:
         return [i]
     if sum(len(prose_units(doc.sections[j].text)) for j in under) > LED_INTO:

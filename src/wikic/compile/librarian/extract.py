@@ -813,7 +813,9 @@ def compared_facts(
         if not any(k.lower() in taken for k, _, _ in facts):
             add([k for k, _, c in facts if len(said_by[(c.path, c.anchor)]) > 1])
     rows = [(d["title"], {k: (v, c) for k, v, c in facts if k.lower() in taken}) for d, facts in stated]
-    return columns, rows
+    # the models the configured fields describe first, in the order given: a row of dashes
+    # between 'Express' and 'Express XL' parted the two a reader compares
+    return columns, sorted(rows, key=lambda row: -sum(k.lower() in configured for k in row[1]))
 
 
 def facts_comparison(
