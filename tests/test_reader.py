@@ -25,7 +25,7 @@ from wikiasserts import body_lines, front_matter
 
 from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
-from wikic.compile.gather import facet_of, lone_step
+from wikic.compile.gather import facet_of, for_staff, lone_step
 from wikic.compile.guides import Candidate, order, without_pointers
 from wikic.compile.librarian.extract import points_ahead, section_content, stands_alone
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
@@ -151,7 +151,7 @@ def test_every_farmbot_device_page_gathers_what_its_sources_say(farmbot_compiled
             if about(text) or (section is not None and about(section.heading)):
                 said[cites[0].path] += 1
         available: Counter = Counter()
-        for d in (docs[p] for p in spec.sources if p in docs):  # what the page is made from
+        for d in (docs[p] for p in spec.sources if p in docs and not for_staff(docs[p])):  # not the factory's
             for s in d.sections:
                 if lone_step(s) and facet_of(d, s) != "Troubleshooting" and not about(s.heading):
                     continue  # a step of a build or of the factory's packing is its procedure's
@@ -2121,7 +2121,7 @@ def test_linked_from_lists_pages_that_link_here(wiki: Path) -> None:
 
 
 def test_a_device_page_points_to_long_tables_and_leaves_the_past_out(farmbot_compiled: Path) -> None:
-    """A packing list of 25 rows is looked up, not read: the device page links to where it is
+    """A pin table of 20 rows is looked up, not read: the device page links to where it is
     shown whole ('In the knowledge base'), and quotes no table longer than ``MAX_LIST`` rows but
     its own specifications. 'Past Versions' and 'Deprecated FarmBot Express MAX' are the Express's
     past; its page says what it is now."""
@@ -2138,7 +2138,10 @@ def test_a_device_page_points_to_long_tables_and_leaves_the_past_out(farmbot_com
         assert not re.search(r"^### (Past Versions|Deprecated)", text, re.M), path
     express = pages(farmbot_compiled)["wiki/devices/farmbot-express.md"]
     more = express.split("## In the knowledge base", 1)[1].split("\n## ", 1)[0]
-    assert "[Packing list (Express)](../topics/pre-assembly.md#express)" in more, more
+    assert (
+        "[Farmduino Express v1.1 LED reference](../topics/assembly.md#farmduino-express-v11-led-reference)"
+        in more
+    )
 
 
 def _under_headings(text: str) -> list[tuple[str, str]]:
@@ -2169,35 +2172,20 @@ def test_no_page_links_to_itself_but_to_a_heading_on_it(wiki: Path) -> None:
         assert f"]({own})" not in text, path
 
 
-def test_no_guide_quotes_what_its_source_files_for_its_staff(wiki: Path) -> None:
+def test_no_guide_or_device_page_quotes_what_its_source_files_for_its_staff(wiki: Path) -> None:
     """FarmBot files its factory's pre-assembly under 'v1.1/manufacturing' ('not meant for end
     users of FarmBot'); the planned getting-started guide quoted 'Left Gantry Column › Step 1:
-    Mount the idler pulleys' after 'Step 8: Monitor your garden'."""
-    from wikic.compile.guides import for_staff
+    Mount the idler pulleys' after 'Step 8: Monitor your garden', and 'Using the FarmBot
+    Express' was the factory's packing list."""
+    from wikic.compile.gather import for_staff
 
     docs = {d.path: d for d in load_layer1(wiki)}
     staff = {p for p, d in docs.items() if for_staff(d)}
     assert wiki == REPO or staff  # FarmBot has such documents; the example none
     for path, text in pages(wiki).items():
-        if path.startswith("wiki/guides/"):
+        if path.startswith(("wiki/guides/", "wiki/devices/")):
             quoted = {c.path for line in text.splitlines() for c in parse_citations(line, path)}
             assert not quoted & staff, (path, sorted(quoted & staff))
-
-
-def test_a_device_page_s_links_come_from_what_it_quotes_of_a_section() -> None:
-    """A section's table of more than ``MAX_LIST`` rows is linked, not quoted, on a device page:
-    the names in its cells ('Tubing') are no links of that page, so no 'Linked from' of theirs."""
-    from wikic.compile.gather import MAX_LIST, without_long_tables
-
-    rows = "".join(f"| Tubing {n} | 1 |\n" for n in range(MAX_LIST + 1))
-    text = (
-        f"Two boxes.\n\n| Item | Qty |\n|---|---|\n{rows}\nCheck both.\n\n| A | B |\n|---|---|\n| x | 1 |\n"
-    )
-    kept = without_long_tables(text)
-    assert "Tubing" not in kept and "Two boxes." in kept and "Check both." in kept and "| x | 1 |" in kept
-    assert without_long_tables(text.replace(f"| Tubing {MAX_LIST} | 1 |\n", "")) == text.replace(
-        f"| Tubing {MAX_LIST} | 1 |\n", ""
-    )
 
 
 def test_a_short_introduction_comes_with_what_it_introduces_or_not_at_all() -> None:

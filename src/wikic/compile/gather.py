@@ -22,11 +22,12 @@ from .draft import Block, Sentence
 from .librarian.extract import points_ahead, prose_units, section_content
 from .similarity import saying
 
-FACETS = ("Specifications", "Set-up", "Use", "Maintenance", "Troubleshooting", "FAQs")
+FACETS = ("Specifications", "Overview", "Set-up", "Use", "Maintenance", "Troubleshooting", "FAQs")
 # a facet's heading on an entity page names the entity: it reads as a heading, and a search that
 # takes headings for entries ('Set-up') is not sent to every device's set-up at once
 FACET_HEADINGS = {
     "Specifications": "Specifications",
+    "Overview": "About the {}",
     "Set-up": "Setting up the {}",
     "Use": "Using the {}",
     "Maintenance": "Maintaining the {}",
@@ -42,8 +43,11 @@ _FACET_WORDS = {
     "Maintenance": """maintain maintenance clean cleaning lubricate care replace replacing storing winter
         inspect adjustment""",
     "Specifications": """spec specs specification specifications dimension dimensions size sizes weight bom
-        parts hardware materials compared comparison models model versions version overview""",
+        parts hardware materials compared comparison models model versions version""",
 }
+# what introduces a device or tells its versions' changes ('Intro to FarmBot Express', 'High Level
+# Overview', 'Introducing the Sprout 3', 'Change Log'): what it is, wherever the source files it
+OVERVIEW = re.compile(r"\b(?:overview|intro|introduction|introducing|meet|change ?log)\b", re.IGNORECASE)
 FACET_WORDS = {facet: frozenset(text.split()) for facet, text in _FACET_WORDS.items()}
 PER_DOC = 4  # sections quoted per source
 SECTIONS = 40  # sections quoted per device page
@@ -55,7 +59,11 @@ def facet_of(doc: SourceDoc, section: Section) -> str:
     when that names one (the source's own filing: 'Step 4: Check for blocked ports' of
     'Connecting FarmBot to the Internet' filed under Troubleshooting is troubleshooting), else by
     the words of its headings and its document's title, troubleshooting first ('Step 2' of
-    'Camera Troubleshooting' is troubleshooting, not set-up)."""
+    'Camera Troubleshooting' is troubleshooting, not set-up). A section that introduces the
+    device or its versions' changes (``OVERVIEW``) is its overview, a fix aside."""
+    headings = " ".join(section.path)
+    if words_facet(headings) != "Troubleshooting" and OVERVIEW.search(f"{headings} {doc.title}"):
+        return "Overview"
     return (
         filed_facet(doc)
         or words_facet(f"{' '.join(section.path)} {doc.title}")
@@ -158,6 +166,26 @@ def names_every_model(text: str, device: dict) -> bool:
     return len(others) >= models - 1
 
 
+# where a source files what is not for its readers: 'v1.1/manufacturing/pre-assembly' holds the
+# factory's steps ('The information in the following pages is … not meant for end users')
+STAFF = frozenset("manufacturing internal staff archive archived".split())
+
+
+def filed_under(doc: SourceDoc) -> str:
+    """The words a document is filed under (its category, section or tags)."""
+    found = []
+    for key in ("category", "section", "categories", "tags", "type"):
+        value = doc.meta.get(key)
+        values = value if isinstance(value, list) else [value]
+        found += [str(v).replace("/", " ").replace("-", " ") for v in values if isinstance(v, str)]
+    return " ".join(found)
+
+
+def for_staff(doc: SourceDoc) -> bool:
+    """Whether a document is filed (category, section path, tags) as its source's staff's."""
+    return bool(STAFF & set(filed_under(doc).lower().split()))
+
+
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
     """[facet, path, anchor] of every section of ``docs`` (the device's sources, best first) that
     names the device and is not headed as about another one or its past (``_HISTORY``), nor
@@ -224,24 +252,6 @@ def without_spec_restatements(
 _HISTORY = re.compile(
     r"\b(?:past|previous|older|earlier) versions?\b|\bversion history\b|\bdeprecated\b", re.I
 )
-
-
-def without_long_tables(text: str) -> str:
-    """A section's text less its tables of more than ``MAX_LIST`` rows: what a device page quotes
-    of it (such a table is linked where it is shown whole, not quoted)."""
-    lines = text.split("\n")
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        j = i
-        while j < len(lines) and lines[j].lstrip().startswith("|"):
-            j += 1
-        if j - i > MAX_LIST + 2:  # its header and rule line, then its rows
-            i = j
-            continue
-        out += lines[i : max(j, i + 1)]
-        i = max(j, i + 1)
-    return "\n".join(out)
 
 
 _NUMBERED = re.compile(r"^(\D+?)\s*#?\d+\b")  # 'Code 10', 'LED 4 (custom)', 'Error #42'

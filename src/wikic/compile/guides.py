@@ -35,7 +35,7 @@ from ..core.pool import each
 from ..core.words import FIRST_PERSON
 from . import versions
 from .citations import stem
-from .gather import filed_facet, words_facet
+from .gather import filed_facet, filed_under, for_staff, words_facet
 from .librarian.extract import device_facts, points_ahead, prose_units, section_content
 from .links import NEXT, item_keys, key_of
 from .schema import Guide
@@ -157,16 +157,6 @@ def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Cand
     ]
 
 
-# where a source files what is not for its readers: 'v1.1/manufacturing/pre-assembly' holds the
-# factory's steps ('The information in the following pages is … not meant for end users')
-STAFF = frozenset("manufacturing internal staff archive archived".split())
-
-
-def for_staff(doc: SourceDoc) -> bool:
-    """Whether a document is filed (category, section path, tags) as its source's staff's."""
-    return bool(STAFF & set(_categories(doc).lower().split()))
-
-
 class Counted:
     """The texts the guides score by words, read once per plan however many guides score them:
     each section under its own headings and each whole document, as its length and its counts
@@ -261,7 +251,7 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
     lends: dict[str, float] = {}  # per document, what its title and filing lend its sections
     for i, c in enumerate(pool):
         if c.doc.path not in headed and c.doc.path not in lends:
-            lends[c.doc.path] = 0.5 * fit(f"{c.doc.title} {_categories(c.doc)}")
+            lends[c.doc.path] = 0.5 * fit(f"{c.doc.title} {filed_under(c.doc)}")
         lent = lends.get(c.doc.path, 0.0)
         c.heading_fit = max(own_fit[i], lent)
         c.doc_fit = by_doc[c.doc.path]
@@ -750,16 +740,6 @@ def _pairs(text: str) -> set[tuple[str, str]]:
     return set(zip(seq, seq[1:], strict=False))
 
 
-def _categories(doc: SourceDoc) -> str:
-    """The words a document is filed under (its category, section or tags), for its phase."""
-    found = []
-    for key in ("category", "section", "categories", "tags", "type"):
-        value = doc.meta.get(key)
-        values = value if isinstance(value, list) else [value]
-        found += [str(v).replace("/", " ").replace("-", " ") for v in values if isinstance(v, str)]
-    return " ".join(found)
-
-
 def _refers(unit: list[Candidate], other: list[Candidate]) -> bool:
     """Whether a unit's text names another unit's document by its title ('After installing
     FarmBot OS …' names 'FarmBot OS'): that one is done first."""
@@ -825,7 +805,7 @@ def order(
         first = unit[0]
         section = first.doc.sections[first.index]
         steps = _procedure(unit)
-        about = f"{first.doc.title} {_categories(first.doc)}"
+        about = f"{first.doc.title} {filed_under(first.doc)}"
         fix = phase_of("", about) == "fix"
         phase = "do" if steps and not fix else phase_of(section.heading, about)
         placed.append((phase, sorted(unit, key=lambda c: c.index)))

@@ -34,7 +34,16 @@ from ..core.words import FIRST_PERSON
 from . import grouping, guides, versions
 from .corpus import Corpus
 from .disagreements import Disagreement, disagreements
-from .gather import FACETS, gather, without_long_tables, without_spec_restatements
+from .gather import (
+    FACETS,
+    MAX_LIST,
+    about_units,
+    for_staff,
+    gather,
+    name_pattern,
+    names_it,
+    without_spec_restatements,
+)
 from .librarian.extract import (
     _IMAGE,
     MentionIndex,
@@ -142,12 +151,13 @@ def resolve_ref(ref: str, docs: list[SourceDoc]) -> SourceDoc | None:
 
 def device_sources(device: Device, docs: list[SourceDoc], superseded: dict[str, str]) -> list[SourceDoc]:
     """The device's spec pages, then the sources about it: listed in ``products``, named in the
-    title, or named at least twice in the body; best first, at most 20."""
+    title, or named at least twice in the body; best first, at most 20. What the source files
+    for its staff (the factory's packing list) is no owner's."""
     specs = [d for d in (resolve_ref(r, docs) for r in device.sources) if d is not None]
     names = device.match or (device.title,)
     scored = []
     for d in docs:
-        if d in specs or d.path in superseded or mentions(d.title, device.exclude):
+        if d in specs or d.path in superseded or mentions(d.title, device.exclude) or for_staff(d):
             continue
         products = d.meta.get("products")
         listed = isinstance(products, list) and device.id in products
@@ -1235,8 +1245,7 @@ def link_pages(the_plan: Plan, docs: list[SourceDoc], subjects: Subjects) -> Non
         elif spec.type == "device":
             for p in spec.config["spec_paths"]:
                 found |= subjects.in_doc.get(p, set())
-            sections = [(p, a) for _, p, a in spec.config.get("gathered", ())]
-            found |= _names_in_sections(names, by_path, sections, without_long_tables)
+            found |= _names_quoted(names, by_path, spec)
         elif spec.type == "guide":
             found |= _names_in_sections(names, by_path, spec.config["sections"])
             found |= {key_of(row[0]) for row in (spec.config.get("table") or {}).get("rows", ())}
@@ -1436,6 +1445,21 @@ def _names_in_sections(
     return found
 
 
+def _names_quoted(names: Names, by_path: dict[str, SourceDoc], spec: PageSpec) -> set:
+    """The names a device page uses in what it quotes of each section it gathers: what of it is
+    about the device (``gather.about_units``), a long table aside (it is linked, not quoted). A
+    change log's line naming the 'Raspberry Pi Zero 2 W' is no link of the Express XL's page."""
+    device = spec.config["device"]
+    found: set = set()
+    for facet, p, a in spec.config.get("gathered", ()):
+        section = by_path[p].section(a) if p in by_path else None
+        for b in about_units(by_path[p], section, device, facet) if section is not None else ():
+            if b.kind != "table" or len(b.rows) <= MAX_LIST:
+                said = [b.text, *(x.text for x in b.sentences), *(c.text for row in b.rows for c in row)]
+                found |= names.keys_in(plain_inline(" ".join(said)))
+    return found
+
+
 def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
     """The pages a page's notes link to: where the fact that superseded one of its statements is
     stated, and where a source that disagrees with one of them is shown; a note stands only under
@@ -1443,19 +1467,40 @@ def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
     keys = section_keys(spec)
     paths = {key.partition("#")[0] for key in keys}
     shown = shows(spec, set(keys))
+    quoted = _quotes(spec)
     points = [
         (change.statement.doc.path, change.statement.anchor)
         for path in paths
         for change, said in the_plan.timeline.outdated.get(path, {}).values()
-        if shown(said.doc.path, said.anchor)
+        if shown(said.doc.path, said.anchor) and quoted(said.doc, said.anchor, said.text)
     ]
     points += [
         (other.doc.path, other.anchor)
         for d in the_plan.disputes
         for this, other in ((d.a, d.b), (d.b, d.a))
-        if this.doc.path in paths and shown(this.doc.path, this.anchor)
+        if this.doc.path in paths
+        and shown(this.doc.path, this.anchor)
+        and quoted(this.doc, this.anchor, this.text)
     ]
     return {t.path for t in (the_plan.target(*p) for p in points) if t is not None}
+
+
+def _quotes(spec: PageSpec) -> Callable[[SourceDoc, str, str], bool]:
+    """Whether a page quotes a statement of a section it shows: a device page quotes of another
+    source's section what names the device, or all of it when its heading does
+    (``gather.about_units``); other pages all of it."""
+    device = spec.config.get("device") if spec.type == "device" else None
+    if device is None:
+        return lambda doc, anchor, text: True
+    own = set(spec.config.get("spec_paths", ()))
+    named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
+
+    def quoted(doc: SourceDoc, anchor: str, text: str) -> bool:
+        section = doc.section(anchor)
+        heading = section.heading if section is not None else ""
+        return doc.path in own or names_it(heading, named, other) or names_it(text, named, other)
+
+    return quoted
 
 
 def shows(spec: PageSpec, keys: set[str]) -> Callable[[str, str], bool]:
