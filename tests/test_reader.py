@@ -2193,7 +2193,7 @@ def test_a_short_introduction_comes_with_what_it_introduces_or_not_at_all() -> N
     'Thermal Management' and stopped there: a section that only introduces the sections under
     it is quoted with them (the empty headings that group them too), or, when they are too
     many to quote, not at all; a section that says enough on its own stands alone."""
-    from wikic.compile.guides import LED_INTO, Candidate, _led_into
+    from wikic.compile.guides import LED_INTO, Candidate, _led_into, _unit
 
     doc = _guide_doc(
         "heat",
@@ -2202,7 +2202,8 @@ def test_a_short_introduction_comes_with_what_it_introduces_or_not_at_all() -> N
         "Shade the box.\n\n### Add heatsinks\n\nFit heatsinks.\n\n## Cold weather\n\nDrain the water.\n",
     )
     at = {(doc.path, i): Candidate(doc, i) for i, s in enumerate(doc.sections) if s.text.strip()}
-    assert [doc.sections[j].heading for j in _led_into(at[(doc.path, 0)], at)] == [
+    shown = _unit(at[(doc.path, 0)], at, 1.0)
+    assert [doc.sections[c.index].heading for c in shown] == [
         "Thermal care",
         "Hot weather",
         "Provide shade",
@@ -2227,3 +2228,53 @@ def test_a_short_introduction_comes_with_what_it_introduces_or_not_at_all() -> N
     )
     at = {(said.path, i): Candidate(said, i) for i in range(len(said.sections))}
     assert _led_into(at[(said.path, 0)], at) == [0]
+
+
+def test_a_task_guide_takes_the_documents_its_source_files_with_the_ones_it_quotes() -> None:
+    """'Maintaining your FarmBot' quoted 'General Maintenance' and 'Gantry Maintenance', filed
+    under 'v1.1/extras/maintenance', and left out 'Bed Maintenance' and 'Storing FarmBot for
+    Winter' of the same folder, whose words were not the guide's: once a guide for a task quotes
+    two documents filed under it, the others filed with them come too, whole when short (a
+    procedure with every step); a folder of another task does not."""
+    from dataclasses import replace
+
+    from wikic.compile.guides import Candidate, choose
+    from wikic.compile.schema import Guide
+
+    def filed(name: str, title: str, body: str, section: str) -> SourceDoc:
+        return replace(_guide_doc(name, title, body), meta={"section": section})
+
+    docs = [
+        filed(
+            "general",
+            "General care",
+            "# General care\n\nKeep the belts tensioned and clean.\n",
+            "extras/maintenance",
+        ),
+        filed(
+            "gantry",
+            "Gantry care",
+            "# Gantry care\n\nLubricate the leadscrew twice a year.\n",
+            "extras/maintenance",
+        ),
+        filed(
+            "winter",
+            "Storing it for winter",
+            "# Storing it for winter\n\nBefore the frost.\n\n## Step 1: Drain the water\n\nUnscrew the hose.\n\n"
+            "## Step 2: Unplug it\n\nPull the plug.\n",
+            "extras/maintenance",
+        ),
+        filed("build", "Build the bed", "# Build the bed\n\nCut the boards to length.\n", "assembly"),
+    ]
+    scores = {"general": 1.0, "gantry": 0.9, "winter": 0.3, "build": 0.3}
+    pool = [Candidate(d, i, score=scores[d.id], doc_fit=0.5) for d in docs for i in range(len(d.sections))]
+    guide = Guide(
+        "care", "Maintaining the bot", "Cleaning and lubricating it over the seasons.", "belts leadscrew"
+    )
+    chosen = [[(c.doc.id, c.doc.sections[c.index].heading) for c in u] for u in choose(guide, pool, None)]
+    assert [u[0][0] for u in chosen] == ["general", "gantry", "winter"], chosen
+    assert chosen[-1] == [
+        ("winter", "Storing it for winter"),
+        ("winter", "Step 1: Drain the water"),
+        ("winter", "Step 2: Unplug it"),
+    ]

@@ -512,10 +512,21 @@ def _unit(c: Candidate, at: dict, best: float) -> list[Candidate]:
                 members.append(k)
     if members == [c.index]:
         members = _led_into(c, at)
+    return _sections(c.doc, members, at)
+
+
+def _sections(doc: SourceDoc, members: list[int], at: dict) -> list[Candidate]:
+    """The candidates of a document's sections ``members`` (in ``at``), in order, with the empty
+    headings that group them under the first ('Hot weather management' over 'Provide shade')."""
+    if not members:
+        return []
+    heads = {
+        k for j in members for k in _above(doc, j) if k > members[0] and not doc.sections[k].text.strip()
+    }
     return [
-        at.get((c.doc.path, j)) or Candidate(c.doc, j)
-        for j in dict.fromkeys(members)
-        if (c.doc.path, j) in at or not c.doc.sections[j].text.strip()  # a heading over its parts
+        at.get((doc.path, j)) or Candidate(doc, j)
+        for j in sorted(set(members) | heads, key=lambda j: (j != members[0], j))
+        if (doc.path, j) in at or j in heads
     ]
 
 
@@ -537,8 +548,7 @@ def _led_into(c: Candidate, at: dict) -> list[int]:
         return [i]
     if sum(len(prose_units(doc.sections[j].text)) for j in under) > LED_INTO:
         return []
-    heads = {k for j in under for k in _above(doc, j) if k > i and not doc.sections[k].text.strip()}
-    return [i, *sorted(heads | set(under))]
+    return [i, *under]
 
 
 def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> list[list[Candidate]]:
@@ -605,9 +615,15 @@ def choose(guide: Guide, pool: list[Candidate], timeline: Timeline | None) -> li
         quoted += size
     named = {t for unit in units for x in unit for t in _heading_terms(x)}
     # a guide the words found little for (one document's sections) is not filled out by headings
-    for c in _covering(guide, pool, named, taken, best, timeline) if len(per_doc) >= COVERED else ():
-        unit = [x for x in _unit(c, at, best) if (x.doc.path, x.index) not in taken]
-        if quoted >= SENTENCES or not room(c.doc.path) or c not in unit:
+    more = _covering(guide, pool, named, taken, best, timeline) if len(per_doc) >= COVERED else []
+    filed = _filed_with(guide, pool, units, taken, best, timeline)
+    for c in more + filed:
+        unit = [
+            x
+            for x in (_whole(c, at) if c in filed else _unit(c, at, best))
+            if (x.doc.path, x.index) not in taken
+        ]
+        if quoted >= SENTENCES * (FILED_ROOM if c in filed else 1) or not room(c.doc.path) or c not in unit:
             continue
         taken.update((x.doc.path, x.index) for x in unit)
         per_doc[c.doc.path] += 1
@@ -668,6 +684,51 @@ def _covering(
             out.append(pick)
             named |= _heading_terms(pick)
     return out
+
+
+FILED_WITH = 2  # documents filed under the guide's task it quotes, at least, before it takes the others
+FILED_ROOM = 1.5  # of ``SENTENCES``, what a guide may quote with those others: they are its task's own
+
+
+def _filed_with(
+    guide: Guide,
+    pool: list[Candidate],
+    units: list[list[Candidate]],
+    taken: set,
+    best: float,
+    timeline: Timeline | None,
+) -> list[Candidate]:
+    """The best-fitting section (from ``COVER`` of the best) of each document filed where
+    ``FILED_WITH`` or more of the guide's documents are, under the guide's task, that it does not
+    quote whole yet: a source files its maintenance together ('v1.1/extras/maintenance'), and a
+    maintenance guide that quoted 'General Maintenance' and 'Gantry Maintenance' left out 'Bed
+    Maintenance' and 'Storing FarmBot for Winter', whose words were not the guide's."""
+    task = words_facet(f"{guide.title} {guide.purpose}")
+    if task not in TASKS:
+        return []
+    filed = Counter(
+        filed_under(d) for d in {u[0].doc.path: u[0].doc for u in units}.values() if filed_facet(d) == task
+    )
+    folders = {f for f, n in filed.items() if n >= FILED_WITH}
+    best_of: dict[str, Candidate] = {}
+    for c in pool:
+        if (
+            filed_under(c.doc) in folders
+            and c.score >= COVER * best
+            and (c.doc.path, c.index) not in taken
+            and not _outdated(c.doc, c.index, timeline)
+            and (c.doc.path not in best_of or c.score > best_of[c.doc.path].score)
+        ):
+            best_of[c.doc.path] = c
+    return sorted(best_of.values(), key=lambda c: -c.score)
+
+
+def _whole(c: Candidate, at: dict) -> list[Candidate]:
+    """Every quotable section of ``c``'s document, when they are few enough to quote
+    (``LED_INTO``), else ``c`` alone: a document a guide takes for where it is filed is taken
+    whole ('Storing FarmBot for Winter' as its seven steps, not its fifth)."""
+    sections = _sections(c.doc, [j for j in range(len(c.doc.sections)) if (c.doc.path, j) in at], at)
+    return sections if _size(sections) <= LED_INTO else [c]
 
 
 def terms_in_order(text: str) -> list[str]:
@@ -808,6 +869,8 @@ def order(
         about = f"{first.doc.title} {filed_under(first.doc)}"
         fix = phase_of("", about) == "fix"
         phase = "do" if steps and not fix else phase_of(section.heading, about)
+        if fix and not fixing:  # 'Z-Axis Movements' (troubleshooting) is no check of a maintenance guide
+            phase = "fix"  # in a guide to a task, the source's troubleshooting is for when it goes wrong
         placed.append((phase, sorted(unit, key=lambda c: c.index)))
     placed = [(_phase_before(u, placed) or p, u) for p, u in placed]
     if fixing:
