@@ -122,3 +122,19 @@ def test_a_tilde_before_a_number_means_about_and_stays() -> None:
     assert plain_inline("about ~20 minutes") == "about ~20 minutes"
     assert plain_inline("~~old~~ new") == "old new"
     assert plain_inline("~old~ new") == "old new"
+
+
+def test_an_italic_line_under_an_image_is_its_caption() -> None:
+    """'_Farmduino Express LEDs on Express kits_' under '![LEDs on Farmduino express board](…)'
+    stood alone as 'Other mentions' of the Express, and 'Raspberry Pi Zero W, included with
+    Express kits' under a photo made a false 'Sources differ': an italic line under a line of
+    images only, or repeating an image's text, is a caption; an italic line under prose is not."""
+    from wikic.core.markdown import is_caption
+
+    image = "![LEDs on Farmduino express board](_images/leds.jpg)"
+    assert is_caption("_Farmduino Express LEDs on Express kits_", image)
+    assert is_caption("*Raspberry Pi Zero W, included with Express kits*", f"{image} ![Pi](pi.jpg)")
+    assert is_caption("_Box LEDs_", "See the box: ![Box LEDs](box.jpg)")
+    assert not is_caption("_Drain the water before the first frost._", "Winter needs care.")
+    assert not is_caption("_Not a caption_", "Text with ![an image](x.jpg) inside it.")
+    assert not is_caption("Plain line", image)

@@ -24,11 +24,16 @@ _ALT = re.compile(r"!\[([^\]]*)\]")
 
 
 def is_caption(line: str, above: str) -> bool:
-    """Whether a line in italics only repeats the text of the image on the line with text above it
-    ('![Box LEDs on Genesis kit](…)' then '_Box LEDs on Genesis kit_'): a caption, which says nothing
-    where the image is not shown."""
+    """Whether a line in italics is an image's caption, which says nothing where the image is not
+    shown: under a line that is only images ('![LEDs on Farmduino express board](…)' then
+    '_Farmduino Express LEDs on Express kits_'), or repeating the text of the image on the line
+    with text above it ('![Box LEDs on Genesis kit](…) …' then '_Box LEDs on Genesis kit_')."""
     m = _CAPTION.match(line.strip())
-    alt = _ALT.search(above) if m else None
+    if m is None:
+        return False
+    if IMAGE_MARKUP.search(above) and not IMAGE_MARKUP.sub("", above).strip():
+        return True
+    alt = _ALT.search(above)
     return alt is not None and " ".join(alt.group(1).lower().split()) == " ".join(m.group(1).lower().split())
 
 
