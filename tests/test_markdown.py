@@ -138,3 +138,21 @@ def test_an_italic_line_under_an_image_is_its_caption() -> None:
     assert not is_caption("_Drain the water before the first frost._", "Winter needs care.")
     assert not is_caption("_Not a caption_", "Text with ![an image](x.jpg) inside it.")
     assert not is_caption("Plain line", image)
+
+
+def test_an_image_and_its_caption_state_nothing_that_can_disagree() -> None:
+    """'Raspberry Pi Zero W, included with Express kits' (a photo's caption) and '![MicroSD card
+    slot on the Raspberry Pi Zero W](…)' were read as statements, and stood against the v1.1 kit's
+    'Raspberry Pi Zero 2 W' as 'Sources differ' on four pages: an image and its caption are no
+    sentences of a document's; the prose beside them is."""
+    from wikic.compile.timeline import sentences_of
+    from wikic.core.models import SourceDoc
+
+    body = (
+        "# LEDs\n\n![Pi board](pi.jpg)\n\n_Raspberry Pi Zero W, included with Express kits_\n\n"
+        "The card slot is on the front. ![MicroSD card slot on the Raspberry Pi Zero W](slot.jpeg)\n"
+    )
+    doc = SourceDoc(
+        "a", "1", "1", "layer1_sources/a/1.md", "LEDs", {}, body, "x", tuple(split_sections(body))
+    )
+    assert [s for _, s in sentences_of(doc)] == ["The card slot is on the front."]

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 
 from ..core.bm25 import tokens
 from ..core.markdown import (
+    IMAGE_MARKUP,
     STOPWORDS,
     Section,
     code_lines,
+    is_caption,
     is_table_start,
     plain_inline,
     readable,
@@ -197,16 +199,21 @@ class Timeline:
 
 def sentences_of(doc: SourceDoc) -> list[tuple[str, str]]:
     """(section anchor, sentence) of every paragraph sentence and list item of a document, inline
-    Markdown removed (tables and code are not sentences)."""
+    Markdown removed (tables, code, images and their captions are not sentences: '![MicroSD card
+    slot on the Raspberry Pi Zero W](…)' says nothing of which Pi a kit has)."""
     out = []
     for section in doc.sections:
         chunks: list[list[str]] = [[]]
         lines = list(code_lines(readable(section.text).split("\n")))
+        above = ""
         for i, (_, line, code) in enumerate(lines):
-            stripped = line.strip().lstrip(">").strip()
+            stripped = IMAGE_MARKUP.sub("", line).strip().lstrip(">").strip()
             nxt = lines[i + 1][1] if i + 1 < len(lines) else ""
+            caption = is_caption(line, above)
+            above = line if line.strip() else above
             if (
                 code
+                or caption
                 or not stripped
                 or "|" in stripped
                 and (is_table_start(line, nxt) or stripped.startswith("|"))
