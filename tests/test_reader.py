@@ -2278,3 +2278,28 @@ def test_a_task_guide_takes_the_documents_its_source_files_with_the_ones_it_quot
         ("winter", "Step 1: Drain the water"),
         ("winter", "Step 2: Unplug it"),
     ]
+
+
+def test_a_set_up_guide_builds_before_it_configures() -> None:
+    """The planned getting-started guide opened with the web app's 'Getting Started' (create an
+    account, design your garden) and built the gantry after it: among units no order links, a
+    guide for a task gives first what its source files under that task ('v1.1/assembly')."""
+    from dataclasses import replace
+
+    app = replace(
+        _guide_doc(
+            "app", "Getting started", "# Getting started\n\n## Step 1: Create an account\n\nSign up.\n"
+        ),
+        meta={"section": "docs"},
+    )
+    build = replace(
+        _guide_doc(
+            "gantry",
+            "Construct the gantry",
+            "# Construct the gantry\n\n## Step 1: Assemble the beam\n\nBolt it.\n",
+        ),
+        meta={"section": "v1.1/assembly"},
+    )
+    units = [[Candidate(app, 1)], [Candidate(build, 1)]]
+    assert [c.doc.id for c, _ in order(units)] == ["app", "gantry"]  # the best fitting first
+    assert [c.doc.id for c, _ in order(units, task="Set-up")] == ["gantry", "app"]

@@ -853,13 +853,18 @@ def _items_of(text: str) -> frozenset[tuple[str, ...]]:
 
 
 def order(
-    units: list[list[Candidate]], leads: dict[str, str] | None = None, fixing: bool = False
+    units: list[list[Candidate]],
+    leads: dict[str, str] | None = None,
+    fixing: bool = False,
+    task: str | None = None,
 ) -> list[tuple[Candidate, str]]:
     """The units' sections in task order: prepare, do, check, fix (in a guide to ``fixing``
     problems: prepare, check, fix, then what it quotes of doing things, as background to know);
     within a phase a unit that names another's document comes after it, and so does one whose
     document another's 'What's next?' leads to (``leads``: document → the one it leads on to),
-    else the best-fitting first. A unit is kept together, in its document's order."""
+    else what the source files under the guide's ``task`` first (building the bot before the
+    web app's set-up), else the best-fitting first. A unit is kept together, in its document's
+    order."""
     leads = leads or {}
     placed = []
     for unit in units:
@@ -887,7 +892,8 @@ def order(
                 )
             ]
             contents = [u for u in ready if any(_lists(u, v) for v in todo if v is not u)]
-            nxt = (contents or ready or todo)[0]
+            filed = [u for u in ready if task is not None and filed_facet(u[0].doc) == task]
+            nxt = (contents or filed or ready or todo)[0]
             same = [u for u in todo if u[0].doc.path == nxt[0].doc.path]  # one document's units together
             for u in same:
                 todo.remove(u)
@@ -934,7 +940,8 @@ def plan_guide(
     kept = without_restatements(without_pointers(with_context(without_namesakes(kept), pool, timeline)))
     fixing = phase_of(guide.title, guide.purpose or "") == "fix"
     # how to start comes before what the newer says
-    ordered = order([[c] for c, _ in steps] + kept, leads or {}, fixing)
+    task = words_facet(f"{guide.title} {guide.purpose}")
+    ordered = order([[c] for c, _ in steps] + kept, leads or {}, fixing, task if task in TASKS else None)
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]
     )
