@@ -356,7 +356,7 @@ def test_a_line_read_for_citations_and_text_in_one_pass_reads_as_in_two(built: P
 def test_dated_posts_are_headed_with_their_date_newest_first(built: Path) -> None:
     headings = [
         line
-        for line in body_lines((built / "wiki/topics/firmware.md").read_text("utf-8"))
+        for line in body_lines((built / "wiki/topics/firmware-releases.md").read_text("utf-8"))
         if line.startswith("## ") and line not in ("## See also", "## Linked from", "## Filed under")
     ]
     dates = [re.search(r"\((\d{4}-\d{2}-\d{2})\)$", h).group(1) for h in headings]

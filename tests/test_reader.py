@@ -1748,7 +1748,7 @@ def test_a_writers_story_gives_a_device_page_only_what_names_the_device() -> Non
     assert not any("Last school year our parent association bought a Canopy 12" in x for x in canopy)
     assert any("we start a new basil pod every three months" in x for x in canopy)
     assert not any(x.startswith("Six months later I added a Grove 6") for x in grove)
-    assert "on top of my kitchen shelving" in _page(REPO, "wiki/topics/user-story.md")  # its home keeps it
+    assert "on top of my kitchen shelving" in _page(REPO, "wiki/topics/user-stories.md")  # its home keeps it
 
 
 def test_a_guide_quotes_no_whats_next_section(wiki: Path) -> None:
