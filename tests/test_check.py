@@ -128,7 +128,9 @@ def test_deleted_page_leaves_a_dangling_index_line(example: Path) -> None:
     (example / "wiki/topics/app-releases.md").unlink()
     report = check(example)
     dangling = [f for f in report.errors if f.rule == "index-dangling"]
-    assert [(f.path, "wiki/topics/app-releases.md" in f.message) for f in dangling] == [("wiki/index.md", True)]
+    assert [(f.path, "wiki/topics/app-releases.md" in f.message) for f in dangling] == [
+        ("wiki/index.md", True)
+    ]
     assert rules(report.errors) <= {"index-dangling", "broken-link"}  # 'See also' links to it break too
     assert any(f.rule == "stale-page" and f.path == "wiki/topics/app-releases.md" for f in report.warnings)
 

@@ -594,3 +594,28 @@ def test_a_long_linked_from_lists_no_entry_by_the_alphabet_alone() -> None:
     )
     assert closest(plants, "Grove 6") == plants  # nothing closer: the first, as before
     assert linked_from(len(plants), len(plants))[1] == LINKED_FROM
+
+
+def test_what_explains_an_outdated_statement_goes_into_its_note() -> None:
+    """'We set the limit conservatively …' explained the old 14-day limit, and stood after its
+    Superseded note as if it were the reason for the new 21 days: a sentence right after an
+    outdated statement that only goes on about it ('It …', 'the limit', no figure of its own)
+    joins its note; one with a figure of its own, or after another sentence, stays current."""
+    from wikic.compile.draft import Navigation
+    from wikic.compile.finish import mark_outdated
+
+    cite = (Citation("layer1_sources/blog/a.md", "vacation"),)
+    old = "You can set a return date up to 14 days ahead."
+    said = [
+        old,
+        "We set the limit conservatively so that no garden runs dry.",
+        "Vacation mode needs the 4-litre tank.",
+        "It is not on the smallest model.",
+    ]
+    blocks = [Block("para", sentences=tuple(Sentence(t, cite) for t in said))]
+    nav = Navigation(outdated=((old, "2024-11-05", "21 days", "app.md#new", "App"),))
+    out = mark_outdated(blocks, nav)
+    assert [(b.kind, [s.text for s in b.sentences]) for b in out] == [
+        ("note", said[:2]),
+        ("para", said[2:]),
+    ]

@@ -106,6 +106,9 @@ def mark_outdated(blocks: list[Block], nav: Navigation) -> list[Block]:
         for s in b.sentences:
             found = stale.get(" ".join(s.text.split()))
             if found is None:
+                if out and out[-1].kind == "note" and not run and goes_on_about(s.text):
+                    out[-1] = replace(out[-1], sentences=(*out[-1].sentences, s))
+                    continue
                 run.append(s)
                 continue
             if run:
@@ -123,6 +126,20 @@ def mark_outdated(blocks: list[Block], nav: Navigation) -> list[Block]:
         if run:
             out.append(replace(b, sentences=tuple(run)))
     return out
+
+
+# a sentence that goes on about the one before it: 'It …', 'This …', or 'the limit' it set
+_GOES_ON = re.compile(
+    r"^(?:it|its|this|that|these|those|such)\b|\bthe (?:limit|maximum|minimum|threshold|cap|interval)\b",
+    re.IGNORECASE,
+)
+
+
+def goes_on_about(text: str) -> bool:
+    """Whether a sentence after an outdated statement only goes on about it, giving no figure of
+    its own: 'We set the limit conservatively …' after '… up to 14 days ahead' explained the old
+    limit, and stood after its Superseded note as if it were the reason for the new one."""
+    return not re.search(r"\d", text) and _GOES_ON.search(text) is not None
 
 
 def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
