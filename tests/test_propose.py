@@ -135,6 +135,10 @@ def test_the_example_schema_is_regenerated_to_an_equivalent_one(example: Path) -
     assert set(planters["fields"]) == set(before["comparisons"][0]["fields"])
     hand = {c["where"]["category"] for c in before["comparisons"] if c["of"] == "plants"}
     assert hand <= {c["where"]["category"] for c in after["comparisons"] if c["of"] == "plants"}
+    # what a table of records compares reads as a phrase ('… of the herb plants', not '… of the
+    # plants whose category is herb'), its fields joined by 'and'
+    herbs = next(c for c in after["comparisons"] if c.get("where") == {"category": "herb"})
+    assert herbs["purpose"].endswith(" of the herb plants.") and " and " in herbs["purpose"], herbs
     topics = {t["source"]: t for t in after["topics"]}
     assert topics["faq"]["group_by"] == "category" and topics["plants"]["group_by"] == "category"
     assert topics["plants"]["mentions"] == 2 and "specs" not in topics  # spec pages live on device pages

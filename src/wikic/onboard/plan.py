@@ -507,7 +507,9 @@ _META_KEYS = {"hand_maintained", "device", "updated_at"}
 def _fields_text(fields: list[str]) -> str:
     """'tank_capacity_l, pod_count' → 'tank capacity (l), pod count'; table labels stay as written."""
     shown = [_lower_first(field_label(f)) if "_" in f or f.islower() else f for f in fields[:5]]
-    return ", ".join(shown) + (" and more" if len(fields) > 5 else "")
+    if len(fields) > 5:
+        return ", ".join(shown) + " and more"
+    return ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else "".join(shown)
 
 
 def _lower_first(text: str) -> str:
@@ -563,9 +565,7 @@ def record_comparisons(corpus: Corpus, topics: list[Item], device_only: set[str]
                 "title": _sentence(f"{label(value)} {noun}"),
                 "of": source,
                 "where": {group: value},
-                "purpose": _sentence(
-                    f"{_fields_text(fields)} of the {noun} whose {label(group).lower()} is {value}."
-                ),
+                "purpose": _sentence(f"{_fields_text(fields)} of the {label(value).lower()} {noun}."),
                 "fields": fields,
             }
             seen = f"{n} records with {group} = {value}; {seen_fields}"
