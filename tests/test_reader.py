@@ -2303,3 +2303,18 @@ def test_a_set_up_guide_builds_before_it_configures() -> None:
     units = [[Candidate(app, 1)], [Candidate(build, 1)]]
     assert [c.doc.id for c, _ in order(units)] == ["app", "gantry"]  # the best fitting first
     assert [c.doc.id for c, _ in order(units, task="Set-up")] == ["gantry", "app"]
+
+
+def test_an_inspection_a_source_files_under_the_guide_s_task_is_part_of_doing_it() -> None:
+    """'Inspect the delrin leadscrew block' of 'Gantry Maintenance' stood under 'Checking' of a
+    maintenance guide, apart from the rest of its document: what the source files under the
+    guide's task is part of doing it; elsewhere an inspection checks the work."""
+    from dataclasses import replace
+
+    doc = replace(
+        _guide_doc("gantry", "Gantry care", "# Gantry care\n\n## Inspect the block\n\nLook for wear.\n"),
+        meta={"section": "extras/maintenance"},
+    )
+    units = [[Candidate(doc, 1)]]
+    assert [p for _, p in order(units)] == ["check"]
+    assert [p for _, p in order(units, task="Maintenance")] == ["do"]

@@ -876,6 +876,8 @@ def order(
         phase = "do" if steps and not fix else phase_of(section.heading, about)
         if fix and not fixing:  # 'Z-Axis Movements' (troubleshooting) is no check of a maintenance guide
             phase = "fix"  # in a guide to a task, the source's troubleshooting is for when it goes wrong
+        elif phase == "check" and task is not None and filed_facet(first.doc) == task:
+            phase = "do"  # 'Inspect the delrin leadscrew block' of 'Gantry Maintenance' is maintenance done
         placed.append((phase, sorted(unit, key=lambda c: c.index)))
     placed = [(_phase_before(u, placed) or p, u) for p, u in placed]
     if fixing:
