@@ -2318,3 +2318,22 @@ def test_an_inspection_a_source_files_under_the_guide_s_task_is_part_of_doing_it
     units = [[Candidate(doc, 1)]]
     assert [p for _, p in order(units)] == ["check"]
     assert [p for _, p in order(units, task="Maintenance")] == ["do"]
+
+
+def test_a_procedure_s_opening_that_says_what_it_requires_frames_it() -> None:
+    """'Configuration requires a verified web app account …' opened the Configurator's steps,
+    and the install guide quoted the steps without it, leaving the account for 'If something
+    goes wrong': a document's opening that says what the procedure requires is quoted with it;
+    a long preamble that requires nothing is not."""
+    from wikic.compile.guides import _frames
+
+    steps = "\n\n# Step 1: Connect\n\nJoin the network.\n\n# Step 2: Submit\n\nPress submit.\n"
+    opening = " ".join(f"The tool does thing {n}." for n in range(8))
+    needs = _guide_doc(
+        "cfg",
+        "Configurator",
+        f"# Configurator\n\nConfiguration requires a verified account. {opening}{steps}",
+    )
+    chatter = _guide_doc("cfg2", "Configurator", f"# Configurator\n\nWelcome to the tool. {opening}{steps}")
+    assert _frames(needs, 0)
+    assert not _frames(chatter, 0)

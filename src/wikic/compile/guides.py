@@ -443,9 +443,10 @@ def _restates(mine: list[tuple[set[str], set[str]]], theirs: list[tuple[set[str]
 
 def _frames(doc: SourceDoc, j: int) -> bool:
     """Whether section ``j`` above a chosen one is short framing to quote with it: a heading, or a
-    few sentences; a document's opening only when its title asks what the opening answers, or
-    when it lists what to have first ('make sure you have completed the following
-    prerequisites:' and its list), not a post's preamble nor a list of the document's own
+    few sentences; a document's opening only when its title asks what the opening answers, when
+    it lists what to have first ('make sure you have completed the following prerequisites:' and
+    its list) or when it opens on what the procedure requires ('Configuration requires a
+    verified web app account'), not a post's preamble nor a list of the document's own
     sections ('three main considerations: 1. Plant size and shape …', of which the guide may
     quote one)."""
     said = [kind for kind, _ in prose_units(doc.sections[j].text)]
@@ -455,8 +456,17 @@ def _frames(doc: SourceDoc, j: int) -> bool:
         return len(said) <= CONTEXT
     if j > 0 and not said:
         return True
+    if _REQUIRES.search(" ".join(t for _, t in prose_units(doc.sections[j].text)[:2])):
+        return len(said) <= 3 * CONTEXT  # 'Configuration requires a verified web app account …'
     contents = _items_of(doc.sections[j].text) & {key_of(s.heading) for s in doc.sections}
     return "bullet" in said and said.count("para") <= CONTEXT and not contents  # its list is no contents
+
+
+# an opening that says what the reader needs first: the procedure's prerequisites
+_REQUIRES = re.compile(
+    r"\b(?:requires?|required|must have|you (?:will )?need|prerequisites?|before (?:starting|you begin|beginning))\b",
+    re.IGNORECASE,
+)
 
 
 def _steps(doc: SourceDoc, i: int) -> list[int]:
