@@ -590,13 +590,18 @@ def test_a_guide_leaves_out_a_task_its_source_files_elsewhere(
 
 def test_no_page_points_at_a_picture_or_a_link_it_does_not_show(wiki: Path) -> None:
     """'See the video below for detail.' and 'Here is a link with more information on how you can
-    improve the Wi-Fi signal.' pointed at nothing: the wiki shows no video and no link out. Such a
+    improve the Wi-Fi signal.' and 'Simply click the links below …' (a table of links out) pointed
+    at nothing: the wiki shows no video and no link out. Such a
     sentence is left out as the picture is; an instruction that also says what to do stays."""
     from wikic.core.markdown import points_at_media
 
     assert points_at_media("See the video below for detail.")
     assert points_at_media("The diagram below illustrates the FarmBot Express electronics schematic.")
     assert not points_at_media("Rotate the three spacers shown in the image below so the text faces out.")
+    assert points_at_media(
+        "Simply click the links below to access the various assemblies and other resources."
+    )
+    assert not points_at_media("Click the Save button below the map.")
     found = [
         (path, line)
         for path, text in pages(wiki).items()

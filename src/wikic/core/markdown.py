@@ -40,7 +40,8 @@ def is_caption(line: str, above: str) -> bool:
 _MEDIA = r"(?:videos?|images?|photos?|diagrams?|pictures?|screenshots?|gifs?)"
 _POINTER = re.compile(
     rf"^(?:(?:please\s+)?(?:see|watch|view|check out|refer to)\b[^.]*\b{_MEDIA}\b[^.]*\b(?:below|above)\b"
-    rf"|here(?:'s| is) a (?:link|video)\b|(?:the|this)\s+{_MEDIA}\s+(?:below|above)\b)",
+    rf"|here(?:'s| is) a (?:link|video)\b|(?:the|this)\s+{_MEDIA}\s+(?:below|above)\b"
+    r"|(?:simply\s+)?click (?:on\s+)?(?:the|these) links (?:below|above)\b)",
     re.IGNORECASE,
 )
 
