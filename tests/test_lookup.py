@@ -462,3 +462,31 @@ def test_farmbot_answer_quality_gates(farmbot):
     assert index.metric("file_recall") >= raw.metric("file_recall")
     assert search.metric("correct_refusal") >= 0.8 and search.metric("false_refusal") <= 0.05
     assert set(search.by_type) >= {"crop", "factoid", "symptom", "cross_doc", "unanswerable"}
+
+
+def test_what_a_source_files_for_its_staff_comes_after_what_it_files_for_readers(tree):
+    """FarmBot's factory pre-assembly ('v1.1/manufacturing', 'not meant for end users') held an
+    'Electronics Box' section that outranked the owner's troubleshooting step for a question
+    about the electronics box's lights: of the sections a lookup ranks first, those its source
+    files for its staff come after the others, and are still found."""
+    files = {
+        "layer1_sources/articles/factory.md": _source(
+            "Electronics Box",
+            "## Electronics box\n\nMount the electronics box lights and the electronics box board.",
+            "section: v1.1/manufacturing/pre-assembly\n",
+        ),
+        "layer1_sources/articles/owner.md": _source(
+            "Check the lights",
+            "## Blue light off\n\nIf the blue light on the electronics box is off, check for blocked ports.",
+        ),
+    }
+    for i in range(8):
+        files[f"layer1_sources/articles/other-{i}.md"] = _source(f"Other {i}", f"## Part {i}\n\nText {i}.")
+    lookup = Lookup(tree(files))
+    try:
+        got = lookup.retrieve("electronics box lights", "raw", k=5)
+    finally:
+        lookup.close()
+    assert got.ranked.index("layer1_sources/articles/owner.md#blue-light-off") < got.ranked.index(
+        "layer1_sources/articles/factory.md#electronics-box"
+    ), got.ranked

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..compile.citations import Verifier
 from ..compile.draft import Citation
+from ..compile.gather import for_staff
 from ..compile.safety import suspicious
 from ..compile.searchindex.chunks import split_ref
 from ..compile.searchindex.entities import Entities
@@ -224,15 +225,17 @@ class Lookup:
 
     def answering(self, refs: Sequence[str], depth: int = DEPTH) -> list[str]:
         """``refs`` without those of the first ``depth`` that are only a list of links (a 'What's
-        next?'): they lead to the answer's section, never hold it, and no wiki page shows them."""
-        head = []
+        next?'): they lead to the answer's section, never hold it, and no wiki page shows them.
+        Of those, what the source files for its staff (the factory's pre-assembly) comes after
+        what it files for its readers: it is not meant for them."""
+        head, staff = [], []
         for ref in refs[:depth]:
             path, anchor = split_ref(ref)
             doc = self.docs.get(path)
             section = doc.section(anchor) if doc is not None else None
             if section is None or not is_navigation(section.text):
-                head.append(ref)
-        return head + list(refs[depth:])
+                (staff if doc is not None and for_staff(doc) else head).append(ref)
+        return head + staff + list(refs[depth:])
 
     def answer(
         self, question: str, mode: str = "index", model=None, expander=None, found: Retrieval | None = None
