@@ -720,6 +720,8 @@ def _filed_with(
         filed_under(d) for d in {u[0].doc.path: u[0].doc for u in units}.values() if filed_facet(d) == task
     )
     folders = {f for f, n in filed.items() if n >= FILED_WITH}
+    if not folders:
+        return []
     best_of: dict[str, Candidate] = {}
     for c in pool:
         if (
