@@ -2342,3 +2342,47 @@ def test_a_procedure_s_opening_that_says_what_it_requires_frames_it() -> None:
     chatter = _guide_doc("cfg2", "Configurator", f"# Configurator\n\nWelcome to the tool. {opening}{steps}")
     assert _frames(needs, 0)
     assert not _frames(chatter, 0)
+
+
+def test_an_opening_beside_its_steps_is_read_with_them() -> None:
+    """'Connecting FarmBot to the Internet' stood twice in the troubleshooting guide: its steps
+    under 'Checking', its opening under 'If something goes wrong' with the heading again. A
+    document's opening whose sections stand beside it (one heading level) goes where the guide
+    puts them, before them."""
+    from dataclasses import replace
+
+    body = (
+        "# Connecting to the Internet\n\nIf the bot is offline, work through these steps.\n\n"
+        "# Step 1: Check the popup\n\nOpen the popup.\n\n# Step 2: Check the router\n\nRestart it.\n"
+    )
+    doc = replace(
+        _guide_doc("net", "Connecting to the Internet", body), meta={"section": "docs/troubleshooting"}
+    )
+    units = [[Candidate(doc, 1), Candidate(doc, 2)], [Candidate(doc, 0)]]
+    placed = order(units, fixing=True)
+    assert [(c.index, p) for c, p in placed] == [(0, "check"), (1, "check"), (2, "check")]
+
+
+def test_a_fixing_guide_takes_the_fixes_filed_with_the_ones_it_quotes() -> None:
+    """The planned troubleshooting guide quoted two of the articles FarmBot files under
+    'docs/troubleshooting' and left out 'Connecting FarmBot to the Internet' of the same folder:
+    a guide to fixing problems takes the others filed with two or more of its own too."""
+    from dataclasses import replace
+
+    from wikic.compile.guides import Candidate, choose
+    from wikic.compile.schema import Guide
+
+    def filed(name: str, title: str, body: str) -> SourceDoc:
+        return replace(_guide_doc(name, title, body), meta={"section": "docs/troubleshooting"})
+
+    docs = [
+        filed("reset", "Hard reset", "# Hard reset\n\nHold the button to reset the bot.\n"),
+        filed("codes", "Error codes", "# Error codes\n\nCode 1 means the bot is offline.\n"),
+        filed(
+            "net", "Connecting to the Internet", "# Connecting to the Internet\n\nCheck the router first.\n"
+        ),
+    ]
+    scores = {"reset": 1.0, "codes": 0.9, "net": 0.3}
+    pool = [Candidate(d, i, score=scores[d.id], doc_fit=0.5) for d in docs for i in range(len(d.sections))]
+    guide = Guide("fix", "Troubleshooting guide", "Diagnosing and fixing problems.", "reset codes")
+    assert [u[0].doc.id for u in choose(guide, pool, None)] == ["reset", "codes", "net"]

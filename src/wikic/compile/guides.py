@@ -714,7 +714,7 @@ def _filed_with(
     maintenance guide that quoted 'General Maintenance' and 'Gantry Maintenance' left out 'Bed
     Maintenance' and 'Storing FarmBot for Winter', whose words were not the guide's."""
     task = words_facet(f"{guide.title} {guide.purpose}")
-    if task not in TASKS:
+    if task not in TASKS | {"Troubleshooting"}:  # a fixing guide's folder holds its fixes
         return []
     filed = Counter(
         filed_under(d) for d in {u[0].doc.path: u[0].doc for u in units}.values() if filed_facet(d) == task
@@ -831,9 +831,21 @@ _GOES_ON = re.compile(r"^(?:as before|in addition|also|besides|furthermore|moreo
 def _phase_before(unit: list[Candidate], placed: list[tuple[str, list[Candidate]]]) -> str | None:
     """The phase of the unit of the same document whose section ``unit`` sits under ('Pod
     guarantee' under 'My seeds haven't sprouted. Is something wrong?': an answer is read whole),
-    or of the one just before it when ``unit`` goes on from it; else None."""
+    or of the one just before it when ``unit`` goes on from it, or, for a document's opening whose
+    other sections stand beside it (at its heading level), of the first of those the guide quotes
+    (the opening of 'Connecting FarmBot to the Internet' stood apart from its steps, under its
+    own repeated heading); else None."""
     first = unit[0]
     section = first.doc.sections[first.index]
+    if first.index == 0:  # an opening beside its document's other sections goes with what is quoted of them
+        beside = sorted(
+            (u[0].index, p)
+            for p, u in placed
+            if u[0].doc.path == first.doc.path
+            and u[0].index > 0
+            and u[0].doc.sections[u[0].index].level <= section.level
+        )
+        return beside[0][1] if beside else None
     before = [
         (u[0].index, p) for p, u in placed if u[0].doc.path == first.doc.path and u[0].index < first.index
     ]
