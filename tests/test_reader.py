@@ -2386,3 +2386,30 @@ def test_a_fixing_guide_takes_the_fixes_filed_with_the_ones_it_quotes() -> None:
     pool = [Candidate(d, i, score=scores[d.id], doc_fit=0.5) for d in docs for i in range(len(d.sections))]
     guide = Guide("fix", "Troubleshooting guide", "Diagnosing and fixing problems.", "reset codes")
     assert [u[0].doc.id for u in choose(guide, pool, None)] == ["reset", "codes", "net"]
+
+
+def test_a_guide_to_fixing_problems_quotes_what_answers_one() -> None:
+    """The planned troubleshooting guide quoted a setting's definition ('Calibration retry reset
+    distance: Distance in millimeters to group calibration retries') and a support policy: a
+    fixing guide keeps a unit that is a procedure, a table, an answer to a question or that says
+    what to do ('If … closed, consult your IT department'), and leaves out one that does none."""
+    from wikic.compile.guides import Candidate, instructing
+
+    setting = _guide_doc(
+        "settings",
+        "Error handling",
+        "# Error handling\n\n## Calibration retry reset distance\n\nDistance in millimeters to group retries.\n",
+    )
+    tab = _guide_doc(
+        "tab",
+        "Connectivity",
+        "# Connectivity\n\n## Network tab\n\nIt shows the ports. If a port is closed, consult your IT department.\n",
+    )
+    faq = _guide_doc(
+        "faq", "What Wi-Fi does my garden need?", "# What Wi-Fi does my garden need?\n\n2.4 GHz only.\n"
+    )
+    leds = _guide_doc(
+        "leds", "LEDs", "# LEDs\n\n## LED 2\n\n| Light | Meaning |\n|---|---|\n| Off | Offline |\n"
+    )
+    units = [[Candidate(setting, 1)], [Candidate(tab, 1)], [Candidate(faq, 0)], [Candidate(leds, 1)]]
+    assert [u[0].doc.id for u in instructing(units)] == ["tab", "faq", "leds"]

@@ -774,6 +774,56 @@ INSTRUCTIONS = frozenset(
 )
 
 
+def instructing(units: list[list[Candidate]]) -> list[list[Candidate]]:
+    """The units of a guide to fixing problems that answer one: a procedure, a table (a code's or
+    a light's meaning), an answer to a question, or a section with an instruction ('Check …',
+    'If it is offline, reset …'). A setting's definition ('Calibration retry reset distance:
+    Distance in millimeters to group calibration retries') and a support policy ('Supporting old
+    versions … presents a number of problems') answer none."""
+    return [u for u in units if _procedure(u) or any(_answers(c) for c in u)]
+
+
+_IMPERATIVE = re.compile(
+    r"(?:^|[,:;]\s+|\bthen\s+)(?:please\s+|first\s+|simply\s+)?(?:"
+    + "|".join(
+        sorted(
+            INSTRUCTIONS
+            | {
+                "ensure",
+                "try",
+                "make",
+                "verify",
+                "contact",
+                "restart",
+                "reboot",
+                "reconnect",
+                "report",
+                "consult",
+                "ask",
+                "call",
+                "email",
+                "visit",
+            }
+        )
+    )
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
+def _answers(c: Candidate) -> bool:
+    section = c.doc.sections[c.index]
+    if (
+        STEP.match(section.heading)
+        or section.heading.rstrip().endswith("?")
+        or c.doc.title.rstrip().endswith("?")
+    ):
+        return True
+    if any(line.lstrip().startswith("|") for line in section.text.splitlines()):
+        return True
+    return any(_IMPERATIVE.search(text) for _, text in prose_units(section.text))
+
+
 _DOING = frozenset(stem(w) for w in INSTRUCTIONS | {"perform", "do", "make", "how", "to"})
 
 
@@ -963,8 +1013,9 @@ def plan_guide(
     chosen_units = choose(guide, pool, timeline)
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
-    kept = without_restatements(without_pointers(with_context(without_namesakes(kept), pool, timeline)))
     fixing = phase_of(guide.title, guide.purpose or "") == "fix"
+    kept = instructing(kept) if fixing else kept
+    kept = without_restatements(without_pointers(with_context(without_namesakes(kept), pool, timeline)))
     # how to start comes before what the newer says
     task = words_facet(f"{guide.title} {guide.purpose}")
     ordered = order([[c] for c, _ in steps] + kept, leads or {}, fixing, task if task in TASKS else None)
