@@ -135,6 +135,33 @@ def test_a_compile_whose_layer1_indexing_fails_indexes_layer1_after_the_pages(
     assert index_rows(broken) == index_rows(whole) and not report.failed
 
 
+def test_a_compile_whose_page_indexing_fails_indexes_the_pages_after_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pages go into the index in a process of their own while the compile is recorded
+    (coverage, log, state); when that fails, the compile says so and indexes them itself."""
+    from wikic.compile import run
+
+    whole = copy_example(tmp_path / "whole")
+    shutil.rmtree(whole / "wiki")
+    broken = tmp_path / "broken"
+    shutil.copytree(whole, broken)
+    first = compile_wiki(whole, jobs=2)
+    assert not first.notes
+    compiling, update_index = os.getpid(), run.update_index
+
+    def fails_alongside(*args: object, **kwargs: object) -> object:
+        if os.getpid() != compiling:
+            raise OSError("disk full")
+        return update_index(*args, **kwargs)
+
+    monkeypatch.setattr(run, "update_index", fails_alongside)
+    report = compile_wiki(broken, jobs=2)
+    assert report.notes == [f"{run.PAGES_LATE} (OSError: disk full)"]
+    assert index_rows(broken) == index_rows(whole) and not report.failed
+    assert report.search_index == first.search_index
+
+
 def test_work_run_ahead_gives_its_result_or_says_why_it_has_none() -> None:
     from wikic.core.pool import AHEAD_NICENESS, Ahead, ahead
 

@@ -292,7 +292,8 @@ def compile_changed(
 ) -> None:
     """Plan, draft and publish what changed, then bring the search index up to date. With more
     than one job, layer 1 goes into the index in a process of its own while the pages are
-    planned and written (``update_layer1``), and the last step adds the pages."""
+    planned and written (``update_layer1``), and the pages go in, in another, while the compile
+    is recorded (coverage, log, state)."""
     docs, skipped = parse_layer1(root, inputs, report, jobs)
     layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
     if schema.semantic and jobs > 1 and not dry_run:
@@ -306,21 +307,34 @@ def compile_changed(
             report.plan = dry_run_rows(work, schema, lib)
             return
         drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
-        publish(root, inputs, work, drafted, schema, report, jobs)
+        logged = publish(root, inputs, work, drafted, schema, report)
         outdated = {path: list(found) for path, found in work.plan.timeline.outdated.items()}
-        del drafted, work  # the plan and the pages' statements: the index needs neither
         wiki_only = indexing is not None and indexed_ahead(indexing, report)
-        update_index(root, schema.semantic, docs, report, jobs, outdated, WIKI_KINDS if wiki_only else None)
+    # The pages go into the index in a process of their own while this one records the compile
+    # (coverage, log, state): both read the pages, neither changes what the other reads.
+    pages_only = functools.partial(update_index, root, schema.semantic, docs, None, 1, outdated, WIKI_KINDS)
+    with ahead(pages_only, enabled=wiki_only, niceness=0) as paging:
+        record(root, inputs, work, drafted, report, logged, 1 if paging is not None else jobs)
+        del drafted, work  # the plan and the pages' statements: the index needs neither
+        if paging is None or not indexed_ahead(paging, report, PAGES_LATE):
+            kinds = WIKI_KINDS if wiki_only else None
+            update_index(root, schema.semantic, docs, report, jobs, outdated, kinds)
 
 
-def indexed_ahead(indexing: Ahead, report: CompileReport) -> bool:
-    """Whether layer 1 was indexed alongside the plan, what that did added to ``report``; when it
-    failed, a note says why, and the last step indexes layer 1 itself."""
+PAGES_LATE = "the pages were indexed after the compile was recorded: indexing them alongside failed"
+
+
+def indexed_ahead(
+    indexing: Ahead,
+    report: CompileReport,
+    fallback: str = "layer 1 was indexed after the pages: indexing it alongside failed",
+) -> bool:
+    """Whether the files ``indexing`` brings into the index (layer 1 alongside the plan, the
+    pages alongside the compile's record) are in; what that did is added to ``report``. When it
+    failed, a note says why (``fallback``: what the caller then does itself)."""
     stats = indexing.result()
     if stats is None:
-        report.notes.append(
-            f"layer 1 was indexed after the pages: indexing it alongside failed ({indexing.why})"
-        )
+        report.notes.append(f"{fallback} ({indexing.why})")
         return False
     reported(report, stats)
     return True
@@ -471,6 +485,15 @@ def draft_pages(
     return out
 
 
+@dataclass
+class Logged:
+    """What ``publish`` leaves ``record`` to write: the log entry ('': nothing to log) and the
+    facts the documents state now."""
+
+    entry: str
+    facts: dict[str, dict[str, str]]
+
+
 def publish(
     root: Path,
     inputs: Inputs,
@@ -478,10 +501,10 @@ def publish(
     pages: list[PageOut],
     schema: WikiSchema,
     report: CompileReport,
-    jobs: int = 1,
-) -> None:
-    """Publish what changed. The log entry goes into the compile state before any page is moved
-    into place, so a run that dies while publishing is logged by the rerun."""
+) -> Logged:
+    """Publish what changed: the pages and ``index.md``. The log entry goes into the compile
+    state before any page is moved into place, so a run that dies while publishing is logged by
+    the rerun; ``record`` writes it to the log."""
     staged = [p for p in pages if p.staged]
     for page in staged:
         (report.changed if page.existed else report.added).append(page.path)
@@ -506,14 +529,29 @@ def publish(
     )
     sources = source_counts([d.path for d in work.docs_list])
     report.index_changed = write_index(root, render_index(entries, schema.index_budget, sources))
+    return Logged(entry, known)
+
+
+def record(
+    root: Path,
+    inputs: Inputs,
+    work: Work,
+    pages: list[PageOut],
+    report: CompileReport,
+    logged: Logged,
+    jobs: int = 1,
+) -> None:
+    """After ``publish``: how much of layer 1 the wiki shows (measured in ``jobs`` processes), the
+    log entry, and the facts and compile state of a compile that left nothing out."""
+    drafted = {p.path: p for p in pages if p.entry is not None}
     report.coverage = measure_coverage(root, work.docs_list, work.plan, drafted, jobs)
-    if entry:
-        append_log(root, entry)
+    if logged.entry:
+        append_log(root, logged.entry)
     if not report.failed and not report.unreadable and not report.skipped:
-        write_json_artifact(root / FACTS, {"facts": known}, STATE_VERSION)
+        write_json_artifact(root / FACTS, {"facts": logged.facts}, STATE_VERSION)
         planned = plan_record(work.plan, work.fingerprints, report.backend, report.model)
         save_state(root, inputs.digest, report, len(work.plan.pages), work.docs, len(work.existing), planned)
-    elif entry:
+    elif logged.entry:
         record_pending(root, inputs.state, None)
 
 
