@@ -312,13 +312,16 @@ def compile_changed(
         wiki_only = indexing is not None and indexed_ahead(indexing, report)
     # The pages go into the index in a process of their own while this one records the compile
     # (coverage, log, state): both read the pages, neither changes what the other reads.
-    pages_only = functools.partial(update_index, root, schema.semantic, docs, None, 1, outdated, WIKI_KINDS)
+    made = {p.path: p.rows for p in drafted if p.rows is not None}  # chunked as they were written
+    pages_only = functools.partial(
+        update_index, root, schema.semantic, docs, None, 1, outdated, WIKI_KINDS, made
+    )
     with ahead(pages_only, enabled=wiki_only, niceness=0) as paging:
         record(root, inputs, work, drafted, report, logged, 1 if paging is not None else jobs)
         del drafted, work  # the plan and the pages' statements: the index needs neither
         if paging is None or not indexed_ahead(paging, report, PAGES_LATE):
             kinds = WIKI_KINDS if wiki_only else None
-            update_index(root, schema.semantic, docs, report, jobs, outdated, kinds)
+            update_index(root, schema.semantic, docs, report, jobs, outdated, kinds, made)
 
 
 PAGES_LATE = "the pages were indexed after the compile was recorded: indexing them alongside failed"

@@ -28,6 +28,7 @@ from .librarian.offline import OfflineLibrarian, write_page
 from .pageplan import PageSpec
 from .report import CompileReport, diffstat
 from .schema import WikiSchema
+from .searchindex.store import Made, page_rows
 
 Statements = list[tuple[str, list[str]]]
 
@@ -42,6 +43,7 @@ class PageOut:
     diffstat: tuple[int, int] = (0, 0)
     entry: tuple[str, str, tuple[str, ...]] | None = None  # title, summary, keywords; None: failed
     statements: Statements = field(default_factory=list)  # (text, cited paths), for coverage
+    rows: Made | None = None  # its new text's search-index rows (``store.page_rows``), when staged
     report: CompileReport = field(default_factory=CompileReport)  # this page's counts
 
 
@@ -113,6 +115,7 @@ def finish_page(shared: Shared, task: Task) -> PageOut:
     old = target.read_text("utf-8") if target.exists() else None
     out.existed, out.diffstat = old is not None, diffstat(old, text)
     out.staged = str(stage_write(target, text))
+    out.rows = page_rows(spec.path, text)  # chunked here, in the pool, not again by the index
     return out
 
 
