@@ -162,6 +162,31 @@ def test_a_compile_whose_page_indexing_fails_indexes_the_pages_after_its_record(
     assert report.search_index == first.search_index
 
 
+def test_the_index_takes_a_pages_rows_as_made_only_for_the_bytes_they_were_made_from(
+    tmp_path: Path,
+) -> None:
+    """The page phase hands the index each new page's rows (``page_rows``): the index writes them
+    as they are when the page's bytes have the hash they were made for, and chunks a page that
+    has other bytes itself."""
+    from wikic.compile.searchindex.store import page_rows, update_index
+
+    root = copy_example(tmp_path / "kb")
+    compile_wiki(root, jobs=1)
+    whole = index_rows(root)
+    page = next(p for p in sorted((root / "wiki").rglob("*.md")) if "/index" not in p.as_posix())
+    rel = page.relative_to(root).as_posix()
+    shutil.rmtree(root / ".wikic")
+    text = page.read_text("utf-8")
+    digest, rows = page_rows(rel, text)
+    assert rows and page_rows(rel, text) == (digest, rows)
+    marked = [(kind, (values[0], "made", *values[2:]), fts) for kind, values, fts in rows]
+    update_index(root, True, pages={rel: (digest, marked)})
+    assert {r[3] for r in index_rows(root)["chunks"] if r[0] == rel} == {"made"}
+    shutil.rmtree(root / ".wikic")
+    update_index(root, True, pages={rel: ("sha256:other", marked)})
+    assert index_rows(root) == whole
+
+
 def test_work_run_ahead_gives_its_result_or_says_why_it_has_none() -> None:
     from wikic.core.pool import AHEAD_NICENESS, Ahead, ahead
 
