@@ -48,7 +48,7 @@ from .report import CompileReport, diffstat
 from .schema import WikiSchema, load_wiki_schema
 from .searchindex.files import WIKI_KINDS
 from .searchindex.store import DB_PATH as INDEX_PATH
-from .searchindex.store import mend_query_file, reported, update_index, update_layer1
+from .searchindex.store import indexed_pages, mend_query_file, reported, update_index, update_layer1
 from .similarity import load_embedding, stored_in
 from .state import (
     FACTS,
@@ -295,6 +295,7 @@ def compile_changed(
     planned and written (``update_layer1``), and the pages go in, in another, while the compile
     is recorded (coverage, log, state)."""
     docs, skipped = parse_layer1(root, inputs, report, jobs)
+    indexed = indexed_pages(root)  # read before layer 1 is written into the index alongside
     layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
     if schema.semantic and jobs > 1 and not dry_run:
         load_embedding()  # once, before the fork: the indexing process and the planner share it
@@ -306,7 +307,7 @@ def compile_changed(
         if dry_run:
             report.plan = dry_run_rows(work, schema, lib)
             return
-        drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
+        drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs, indexed)
         logged = publish(root, inputs, work, drafted, schema, report)
         outdated = {path: list(found) for path, found in work.plan.timeline.outdated.items()}
         wiki_only = indexing is not None and indexed_ahead(indexing, report)
@@ -446,10 +447,12 @@ def draft_pages(
     report: CompileReport,
     progress: Progress | None,
     jobs: int,
+    indexed: dict[str, str] | None = None,
 ) -> list[PageOut]:
     """Draft every job, verify and finish each draft, and render the pages that keep a verified
-    sentence, in plan order, each changed page's text staged beside it (see ``workers``).
-    Nothing is published yet."""
+    sentence, in plan order, each changed page's text staged beside it (see ``workers``), with
+    its search-index rows unless the index holds its bytes already (``indexed``). Nothing is
+    published yet."""
     total = len(work.jobs)
     done = [0]
 
@@ -465,7 +468,7 @@ def draft_pages(
         for task, draft in zip(others, lib.write([t.job for t in others], advance), strict=True):
             task.offline, task.draft = False, draft
     verifier = Verifier(work.docs_list, schema.min_overlap)
-    shared = Shared(root, schema, verifier, lib, inputs.written, tasks)
+    shared = Shared(root, schema, verifier, lib, inputs.written, tasks, indexed or {})
     causes = getattr(lib, "failures", {})
     out: list[PageOut] = []
     try:

@@ -13,6 +13,7 @@ sections and documents also have vectors (``dense.py``), embedded when their tex
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -571,6 +572,19 @@ def _unmoved(root: Path, known: dict[str, tuple[str, str, str]], now: int, item:
 
 
 Made = tuple[str, list[tuple]]  # a wiki page's hash (``sha256_tag`` of its bytes) and its chunk rows
+
+
+def indexed_pages(root: Path) -> dict[str, str]:
+    """{path: hash} of the wiki pages the search index holds now ({} when it holds none, or
+    cannot be read): a page written with the same bytes needs no rows made (``page_rows``)."""
+    path = root / DB_PATH
+    if not path.is_file():
+        return {}
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            return dict(conn.execute("SELECT path, sha256 FROM files WHERE kind = 'page'"))
+    except sqlite3.Error:
+        return {}
 
 
 def page_rows(rel: str, text: str) -> Made:
