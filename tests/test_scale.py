@@ -135,6 +135,58 @@ def test_a_compile_whose_layer1_indexing_fails_indexes_layer1_after_the_pages(
     assert index_rows(broken) == index_rows(whole) and not report.failed
 
 
+def test_a_compile_whose_page_indexing_fails_indexes_the_pages_after_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pages go into the index in a process of their own while the compile is recorded
+    (coverage, log, state); when that fails, the compile says so and indexes them itself."""
+    from wikic.compile import run
+
+    whole = copy_example(tmp_path / "whole")
+    shutil.rmtree(whole / "wiki")
+    broken = tmp_path / "broken"
+    shutil.copytree(whole, broken)
+    first = compile_wiki(whole, jobs=2)
+    assert not first.notes
+    compiling, update_index = os.getpid(), run.update_index
+
+    def fails_alongside(*args: object, **kwargs: object) -> object:
+        if os.getpid() != compiling:
+            raise OSError("disk full")
+        return update_index(*args, **kwargs)
+
+    monkeypatch.setattr(run, "update_index", fails_alongside)
+    report = compile_wiki(broken, jobs=2)
+    assert report.notes == [f"{run.PAGES_LATE} (OSError: disk full)"]
+    assert index_rows(broken) == index_rows(whole) and not report.failed
+    assert report.search_index == first.search_index
+
+
+def test_the_index_takes_a_pages_rows_as_made_only_for_the_bytes_they_were_made_from(
+    tmp_path: Path,
+) -> None:
+    """The page phase hands the index each new page's rows (``page_rows``): the index writes them
+    as they are when the page's bytes have the hash they were made for, and chunks a page that
+    has other bytes itself."""
+    from wikic.compile.searchindex.store import page_rows, update_index
+
+    root = copy_example(tmp_path / "kb")
+    compile_wiki(root, jobs=1)
+    whole = index_rows(root)
+    page = next(p for p in sorted((root / "wiki").rglob("*.md")) if "/index" not in p.as_posix())
+    rel = page.relative_to(root).as_posix()
+    shutil.rmtree(root / ".wikic")
+    text = page.read_text("utf-8")
+    digest, rows = page_rows(rel, text)
+    assert rows and page_rows(rel, text) == (digest, rows)
+    marked = [(kind, (values[0], "made", *values[2:]), fts) for kind, values, fts in rows]
+    update_index(root, True, pages={rel: (digest, marked)})
+    assert {r[3] for r in index_rows(root)["chunks"] if r[0] == rel} == {"made"}
+    shutil.rmtree(root / ".wikic")
+    update_index(root, True, pages={rel: ("sha256:other", marked)})
+    assert index_rows(root) == whole
+
+
 def test_work_run_ahead_gives_its_result_or_says_why_it_has_none() -> None:
     from wikic.core.pool import AHEAD_NICENESS, Ahead, ahead
 
@@ -441,8 +493,9 @@ def test_guides_planned_in_processes_are_the_guides_planned_in_one(monkeypatch: 
     small = len(pools)  # the example's 365 sections: its guides are planned here
     monkeypatch.setattr(pageplan, "GUIDES_IN_PROCESSES", 0)
     forked = pageplan.plan(docs, schema, jobs=2)
-    # the same forks, and the guides': their quotable sections found, their texts read, then planned
-    assert len(pools) == 2 * small + 4
+    # the same forks, and the guides': their texts read (sections, then documents), then planned
+    # (their quotable sections are found here: it is what the pages read of them later too)
+    assert len(pools) == 2 * small + 3
     guides = [s for s in forked.pages if s.type == "guide"]
     assert len(guides) == len(schema.guides) >= 2
     assert forked.pages == alone.pages

@@ -18,7 +18,7 @@ from functools import cached_property
 
 from ..core.markdown import STOPWORDS, words
 from ..core.models import SourceDoc
-from ..core.pool import LIGHT, each, slices
+from ..core.pool import LIGHT, slices
 from .citations import stem
 from .librarian.extract import Vocabulary
 from .timeline import sentences_of
@@ -48,14 +48,10 @@ class Corpus:
 
     @cached_property
     def said(self) -> dict[str, list[tuple[str, str]]]:
-        """(anchor, sentence) of every sentence of each current document."""
-        return dict(
-            zip(
-                (d.path for d in self.current),
-                each(sentences_of, self.current, self.jobs, LIGHT),
-                strict=True,
-            )
-        )
+        """(anchor, sentence) of every sentence of each current document: split here, not in
+        processes, which would send every sentence back (as long as splitting them takes), and
+        whose splits the processes forked later would not know."""
+        return {d.path: sentences_of(d) for d in self.current}
 
 
 COMPOUND_DOCS = 2  # documents that write a two-word name capitalised, for it to count as one

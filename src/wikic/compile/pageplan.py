@@ -724,7 +724,9 @@ def plan_guides(
     sources = entry_sources(schema, docs)
     entries = {d.path for d in docs if d.source in sources}
     jobs = jobs if sum(len(d.sections) for d in docs) >= GUIDES_IN_PROCESSES else 1
-    quotable = guides.quotable_sections(docs, pages.superseded, jobs) if schema.guides else []
+    # here, not in processes: what it reads of each section (its sentences, its blocks) is then
+    # known to the processes forked later, and only a few indexes would come back from them
+    quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
     read = guides.Counted(list(schema.guides))  # each text read once for every guide
     if jobs > 1:
         read.read_all(quotable, jobs)

@@ -51,6 +51,9 @@ class CompileReport:
 def diffstat(old: str | None, new: str | None) -> tuple[int, int]:
     a = old.splitlines() if old else []
     b = new.splitlines() if new else []
+    if not a or not b:  # a page added or removed: every line, as the diff would count it (no
+        # diff worked out); a line that starts '++' ('--') reads as the diff's own header there
+        return sum(not x.startswith("++") for x in b), sum(not x.startswith("--") for x in a)
     plus = minus = 0
     for line in difflib.unified_diff(a, b, lineterm="", n=0):
         if line.startswith("+") and not line.startswith("+++"):

@@ -48,7 +48,7 @@ from .report import CompileReport, diffstat
 from .schema import WikiSchema, load_wiki_schema
 from .searchindex.files import WIKI_KINDS
 from .searchindex.store import DB_PATH as INDEX_PATH
-from .searchindex.store import mend_query_file, reported, update_index, update_layer1
+from .searchindex.store import indexed_pages, mend_query_file, reported, update_index, update_layer1
 from .similarity import load_embedding, stored_in
 from .state import (
     FACTS,
@@ -292,8 +292,10 @@ def compile_changed(
 ) -> None:
     """Plan, draft and publish what changed, then bring the search index up to date. With more
     than one job, layer 1 goes into the index in a process of its own while the pages are
-    planned and written (``update_layer1``), and the last step adds the pages."""
+    planned and written (``update_layer1``), and the pages go in, in another, while the compile
+    is recorded (coverage, log, state)."""
     docs, skipped = parse_layer1(root, inputs, report, jobs)
+    indexed = indexed_pages(root)  # read before layer 1 is written into the index alongside
     layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
     if schema.semantic and jobs > 1 and not dry_run:
         load_embedding()  # once, before the fork: the indexing process and the planner share it
@@ -305,22 +307,38 @@ def compile_changed(
         if dry_run:
             report.plan = dry_run_rows(work, schema, lib)
             return
-        drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs)
-        publish(root, inputs, work, drafted, schema, report, jobs)
+        drafted = draft_pages(root, inputs, work, schema, lib, report, progress, jobs, indexed)
+        logged = publish(root, inputs, work, drafted, schema, report)
         outdated = {path: list(found) for path, found in work.plan.timeline.outdated.items()}
-        del drafted, work  # the plan and the pages' statements: the index needs neither
         wiki_only = indexing is not None and indexed_ahead(indexing, report)
-        update_index(root, schema.semantic, docs, report, jobs, outdated, WIKI_KINDS if wiki_only else None)
+    # The pages go into the index in a process of their own while this one records the compile
+    # (coverage, log, state): both read the pages, neither changes what the other reads.
+    made = {p.path: p.rows for p in drafted if p.rows is not None}  # chunked as they were written
+    pages_only = functools.partial(
+        update_index, root, schema.semantic, docs, None, 1, outdated, WIKI_KINDS, made
+    )
+    with ahead(pages_only, enabled=wiki_only, niceness=0) as paging:
+        record(root, inputs, work, drafted, report, logged, 1 if paging is not None else jobs)
+        del drafted, work  # the plan and the pages' statements: the index needs neither
+        if paging is None or not indexed_ahead(paging, report, PAGES_LATE):
+            kinds = WIKI_KINDS if wiki_only else None
+            update_index(root, schema.semantic, docs, report, jobs, outdated, kinds, made)
 
 
-def indexed_ahead(indexing: Ahead, report: CompileReport) -> bool:
-    """Whether layer 1 was indexed alongside the plan, what that did added to ``report``; when it
-    failed, a note says why, and the last step indexes layer 1 itself."""
+PAGES_LATE = "the pages were indexed after the compile was recorded: indexing them alongside failed"
+
+
+def indexed_ahead(
+    indexing: Ahead,
+    report: CompileReport,
+    fallback: str = "layer 1 was indexed after the pages: indexing it alongside failed",
+) -> bool:
+    """Whether the files ``indexing`` brings into the index (layer 1 alongside the plan, the
+    pages alongside the compile's record) are in; what that did is added to ``report``. When it
+    failed, a note says why (``fallback``: what the caller then does itself)."""
     stats = indexing.result()
     if stats is None:
-        report.notes.append(
-            f"layer 1 was indexed after the pages: indexing it alongside failed ({indexing.why})"
-        )
+        report.notes.append(f"{fallback} ({indexing.why})")
         return False
     reported(report, stats)
     return True
@@ -429,10 +447,12 @@ def draft_pages(
     report: CompileReport,
     progress: Progress | None,
     jobs: int,
+    indexed: dict[str, str] | None = None,
 ) -> list[PageOut]:
     """Draft every job, verify and finish each draft, and render the pages that keep a verified
-    sentence, in plan order, each changed page's text staged beside it (see ``workers``).
-    Nothing is published yet."""
+    sentence, in plan order, each changed page's text staged beside it (see ``workers``), with
+    its search-index rows unless the index holds its bytes already (``indexed``). Nothing is
+    published yet."""
     total = len(work.jobs)
     done = [0]
 
@@ -448,7 +468,7 @@ def draft_pages(
         for task, draft in zip(others, lib.write([t.job for t in others], advance), strict=True):
             task.offline, task.draft = False, draft
     verifier = Verifier(work.docs_list, schema.min_overlap)
-    shared = Shared(root, schema, verifier, lib, inputs.written, tasks)
+    shared = Shared(root, schema, verifier, lib, inputs.written, tasks, indexed or {})
     causes = getattr(lib, "failures", {})
     out: list[PageOut] = []
     try:
@@ -471,6 +491,15 @@ def draft_pages(
     return out
 
 
+@dataclass
+class Logged:
+    """What ``publish`` leaves ``record`` to write: the log entry ('': nothing to log) and the
+    facts the documents state now."""
+
+    entry: str
+    facts: dict[str, dict[str, str]]
+
+
 def publish(
     root: Path,
     inputs: Inputs,
@@ -478,10 +507,10 @@ def publish(
     pages: list[PageOut],
     schema: WikiSchema,
     report: CompileReport,
-    jobs: int = 1,
-) -> None:
-    """Publish what changed. The log entry goes into the compile state before any page is moved
-    into place, so a run that dies while publishing is logged by the rerun."""
+) -> Logged:
+    """Publish what changed: the pages and ``index.md``. The log entry goes into the compile
+    state before any page is moved into place, so a run that dies while publishing is logged by
+    the rerun; ``record`` writes it to the log."""
     staged = [p for p in pages if p.staged]
     for page in staged:
         (report.changed if page.existed else report.added).append(page.path)
@@ -506,14 +535,29 @@ def publish(
     )
     sources = source_counts([d.path for d in work.docs_list])
     report.index_changed = write_index(root, render_index(entries, schema.index_budget, sources))
+    return Logged(entry, known)
+
+
+def record(
+    root: Path,
+    inputs: Inputs,
+    work: Work,
+    pages: list[PageOut],
+    report: CompileReport,
+    logged: Logged,
+    jobs: int = 1,
+) -> None:
+    """After ``publish``: how much of layer 1 the wiki shows (measured in ``jobs`` processes), the
+    log entry, and the facts and compile state of a compile that left nothing out."""
+    drafted = {p.path: p for p in pages if p.entry is not None}
     report.coverage = measure_coverage(root, work.docs_list, work.plan, drafted, jobs)
-    if entry:
-        append_log(root, entry)
+    if logged.entry:
+        append_log(root, logged.entry)
     if not report.failed and not report.unreadable and not report.skipped:
-        write_json_artifact(root / FACTS, {"facts": known}, STATE_VERSION)
+        write_json_artifact(root / FACTS, {"facts": logged.facts}, STATE_VERSION)
         planned = plan_record(work.plan, work.fingerprints, report.backend, report.model)
         save_state(root, inputs.digest, report, len(work.plan.pages), work.docs, len(work.existing), planned)
-    elif entry:
+    elif logged.entry:
         record_pending(root, inputs.state, None)
 
 

@@ -11,7 +11,7 @@ and their drafts are finished here, in the compile's process.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from .librarian.offline import OfflineLibrarian, write_page
 from .pageplan import PageSpec
 from .report import CompileReport, diffstat
 from .schema import WikiSchema
+from .searchindex.store import Made, page_rows
 
 Statements = list[tuple[str, list[str]]]
 
@@ -42,6 +43,7 @@ class PageOut:
     diffstat: tuple[int, int] = (0, 0)
     entry: tuple[str, str, tuple[str, ...]] | None = None  # title, summary, keywords; None: failed
     statements: Statements = field(default_factory=list)  # (text, cited paths), for coverage
+    rows: Made | None = None  # its new text's search-index rows (``store.page_rows``), when staged
     report: CompileReport = field(default_factory=CompileReport)  # this page's counts
 
 
@@ -90,6 +92,7 @@ class Shared:
     lib: Librarian
     written: dict[str, str]  # wiki path → hash of the file on disk
     tasks: Sequence[Task] = ()
+    indexed: Mapping[str, str] = field(default_factory=dict)  # wiki path → hash the search index holds
 
 
 def finish_page(shared: Shared, task: Task) -> PageOut:
@@ -107,12 +110,15 @@ def finish_page(shared: Shared, task: Task) -> PageOut:
     out.entry = (final.title, final.summary, final.keywords)
     out.statements = statements_of(final.blocks)
     text = render_page(spec, final, task.fp, lib, task.job.nav)
-    if shared.written.get(spec.path) == sha256_tag(text.encode("utf-8")):
+    digest = sha256_tag(text.encode("utf-8"))
+    if shared.written.get(spec.path) == digest:
         return out
     target = shared.root / spec.path
     old = target.read_text("utf-8") if target.exists() else None
     out.existed, out.diffstat = old is not None, diffstat(old, text)
     out.staged = str(stage_write(target, text))
+    if shared.indexed.get(spec.path) != digest:  # chunked here, in the pool, not by the index
+        out.rows = page_rows(spec.path, text)
     return out
 
 

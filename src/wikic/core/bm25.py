@@ -6,12 +6,13 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from itertools import filterfalse
 
 from .markdown import STOPWORDS, words
 
 
 def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(w for w in words(text) if w not in STOPWORDS)
+    return tuple(filterfalse(STOPWORDS.__contains__, words(text)))
 
 
 tokens = lru_cache(maxsize=1 << 15)(_tokens)  # a page's sentences are weighed for its lead and keywords alike

@@ -148,12 +148,12 @@ AHEAD_NICENESS = 10  # how much lower an ``Ahead`` runs: it takes the cores the 
 
 class Ahead:
     """``fn()`` under way in one process forked from this one, while this one goes on with other
-    work; ``result()`` waits for what it returned. It runs at a lower priority, so that the
-    caller's own work (and its pools) keep the cores when they want them. Where the platform
-    cannot fork, nothing runs ahead and ``result()`` is None: the caller then does the work
-    itself."""
+    work; ``result()`` waits for what it returned. It runs at a lower priority (``niceness``), so
+    that the caller's own work (and its pools) keep the cores when they want them; 0 when the
+    caller soon waits for it. Where the platform cannot fork, nothing runs ahead and ``result()``
+    is None: the caller then does the work itself."""
 
-    def __init__(self, fn: Callable[[], Any]):
+    def __init__(self, fn: Callable[[], Any], niceness: int = AHEAD_NICENESS):
         self.why = ""  # why nothing came back, when nothing did
         self._process = self._reader = None
         if not can_fork():
@@ -161,7 +161,7 @@ class Ahead:
             return
         ctx = multiprocessing.get_context("fork")
         self._reader, writer = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(target=_run_ahead, args=(fn, writer), daemon=True)
+        self._process = ctx.Process(target=_run_ahead, args=(fn, writer, niceness), daemon=True)
         with frozen_heap():  # the fork shares this one's memory pages instead of copying them
             self._process.start()
         writer.close()
@@ -192,10 +192,11 @@ class Ahead:
             self._process = None
 
 
-def _run_ahead(fn: Callable[[], Any], writer: Any) -> None:
+def _run_ahead(fn: Callable[[], Any], writer: Any, niceness: int) -> None:
     _die_with_parent()
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: no os.nice here
-        os.nice(AHEAD_NICENESS)
+        if niceness:
+            os.nice(niceness)
     try:
         found = (True, fn())
     except BaseException as exc:  # noqa: BLE001 - told to the parent, which does the work itself
@@ -205,10 +206,12 @@ def _run_ahead(fn: Callable[[], Any], writer: Any) -> None:
 
 
 @contextlib.contextmanager
-def ahead(fn: Callable[[], Any], enabled: bool = True) -> Iterator[Ahead | None]:
+def ahead(
+    fn: Callable[[], Any], enabled: bool = True, niceness: int = AHEAD_NICENESS
+) -> Iterator[Ahead | None]:
     """An ``Ahead`` of ``fn`` (None when not ``enabled``), stopped on the way out if its result
     was never asked for."""
-    job = Ahead(fn) if enabled else None
+    job = Ahead(fn, niceness) if enabled else None
     try:
         yield job
     finally:

@@ -13,6 +13,7 @@ sections and documents also have vectors (``dense.py``), embedded when their tex
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -21,6 +22,7 @@ import sqlite3
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from ...core.errors import ConfigError, KBError
 from ...core.fsutil import sha256_tag
@@ -163,6 +165,7 @@ class IndexStore:
         stamps: bool = True,
         jobs: int = 1,
         kinds: Collection[str] | None = None,
+        pages: Mapping[str, Made] | None = None,
     ) -> UpdateStats:
         """Sync with the KB by content hash: only added, changed and deleted files touch the DB.
 
@@ -176,12 +179,13 @@ class IndexStore:
         and time of files found unchanged are noted only along with a change (compile: a run
         that changed nothing writes nothing). ``jobs`` processes read and chunk the files (when
         there are many) and embed the texts. ``kinds`` (of ``files.TABLES``) limits the update to
-        the files of those kinds: the others are left as they are."""
+        the files of those kinds: the others are left as they are. ``pages``: the chunk rows of
+        wiki pages already made from their text (``page_rows``), used when the hash matches."""
         try:
-            stats = self._update(files, docs, stamps, jobs, kinds)
+            stats = self._update(files, docs, stamps, jobs, kinds, pages)
         except sqlite3.DatabaseError as exc:
             self._rebuild(exc)
-            stats = self._update(files, docs, stamps, jobs, kinds)
+            stats = self._update(files, docs, stamps, jobs, kinds, pages)
         stats.rebuilt = self.rebuilt
         self.sync_dense(stats, semantic, check, jobs)
         return stats
@@ -193,6 +197,7 @@ class IndexStore:
         stamps: bool = True,
         jobs: int = 1,
         kinds: Collection[str] | None = None,
+        pages: Mapping[str, Made] | None = None,
     ) -> UpdateStats:
         files = kb_files(self.root) if files is None else files
         known = {
@@ -208,7 +213,7 @@ class IndexStore:
         with self.conn:  # one transaction, the changed files written a few thousand rows at a time
             pending = _Pending(self.conn)
             for rel, kind, digest, stamp, rows, doc_values in self._changed(
-                files, known, docs, stats, refreshed, jobs
+                files, known, docs, stats, refreshed, jobs, pages
             ):
                 if rel in known:
                     sources_changed = sources_changed or known[rel][0] == "source"
@@ -244,13 +249,14 @@ class IndexStore:
         stats: UpdateStats,
         refreshed: list[tuple[str, str]],
         jobs: int = 1,
+        pages: Mapping[str, Made] | None = None,
     ) -> Iterator[tuple[str, str, str, str, list[tuple], tuple | None]]:
         """(path, kind, hash, stamp, chunk rows, docs row) of each file of ``files`` added or
         changed since ``known``, counted in ``stats``, in order; an unchanged file whose size or
         time moved goes into ``refreshed``. Many files are read and chunked in ``jobs`` processes
         (``_examined``), a slice at a time, while this one writes what they sent back."""
         now = time.time_ns()
-        examine = functools.partial(_examined, self.root, known, docs or {}, now)
+        examine = functools.partial(_examined, self.root, known, docs or {}, now, pages=pages or {})
         items = [item for item in files.items() if not _unmoved(self.root, known, now, item)]
         stats.unchanged += len(files) - len(items)
         wiki = sum(1 for _, kind in items if kind != "source")  # a page takes many sources' time
@@ -521,12 +527,13 @@ def _examined(
     docs: Mapping[str, SourceDoc],
     now: int,
     item: tuple[str, str],
+    pages: Mapping[str, Made] = MappingProxyType({}),
 ) -> tuple:
     """What indexing one file (``item``: path and kind) takes, given what the index ``known`` of
     it: (_SAME, stamp to note or '', path) when its bytes are as indexed; (_SKIPPED, why) when it
     cannot be read; else (_INDEX, path, kind, hash, stamp, chunk rows, docs row or None). (A file
     that is as indexed by its size and time, ``_unmoved``, is not asked about.) A parsed document
-    of ``docs`` with the file's hash is used as it is."""
+    of ``docs`` with the file's hash is used as it is, and so are a page's rows in ``pages``."""
     rel, kind = item
     stamp = _stamp(root, rel, now)
     old = known.get(rel)
@@ -534,6 +541,9 @@ def _examined(
     digest = sha256_tag(data)
     if old is not None and old[:2] == (kind, digest):
         return _SAME, stamp if stamp != old[2] else "", rel
+    made = pages.get(rel)
+    if made is not None and made[0] == digest and kind == "page":
+        return _INDEX, rel, kind, digest, stamp, made[1], None
     from .chunks import chunks_of  # here: a search on a settled index makes no chunk
 
     parsed = docs.get(rel)
@@ -559,6 +569,30 @@ def _unmoved(root: Path, known: dict[str, tuple[str, str, str]], now: int, item:
         return _stamp(root, item[0], now) == old[2]
     except OSError:
         return False  # ``_examined`` says why
+
+
+Made = tuple[str, list[tuple]]  # a wiki page's hash (``sha256_tag`` of its bytes) and its chunk rows
+
+
+def indexed_pages(root: Path) -> dict[str, str]:
+    """{path: hash} of the wiki pages the search index holds now ({} when it holds none, or
+    cannot be read): a page written with the same bytes needs no rows made (``page_rows``)."""
+    path = root / DB_PATH
+    if not path.is_file():
+        return {}
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            return dict(conn.execute("SELECT path, sha256 FROM files WHERE kind = 'page'"))
+    except sqlite3.Error:
+        return {}
+
+
+def page_rows(rel: str, text: str) -> Made:
+    """What indexing the wiki page ``rel`` whose text is ``text`` writes (its hash and chunk rows),
+    made where the page is made: ``update`` then uses it instead of chunking the page again."""
+    from .chunks import page_chunks
+
+    return sha256_tag(text.encode("utf-8")), chunk_rows(page_chunks(rel, text))
 
 
 def chunk_rows(chunks: Iterable[Chunk]) -> list[tuple[str, tuple, tuple[str, str, str]]]:
@@ -662,15 +696,17 @@ def update_index(
     jobs: int = 1,
     outdated: Mapping[str, Iterable[str]] | None = None,
     kinds: Collection[str] | None = None,
+    pages: Mapping[str, Made] | None = None,
 ) -> UpdateStats:
     """Compile's last step: the search index brought up to date with the files just written (and
     ``docs``, layer 1 as compile parsed it), its vectors checked (new texts embedded in ``jobs``
     processes), and the statements newer sources changed (``outdated``) kept for answers, so the
     first query after a compile finds it ready; what it did goes into ``report``. Nothing
     changed: nothing written. ``kinds``: only the files of those kinds (the wiki's, when layer 1
-    was just indexed by ``update_layer1``)."""
+    was just indexed by ``update_layer1``); ``pages``: the rows of the pages just written, as
+    their writer made them (``page_rows``)."""
     with IndexStore(root) as index:
-        stats = index.update(docs=docs, semantic=semantic, stamps=False, jobs=jobs, kinds=kinds)
+        stats = index.update(docs=docs, semantic=semantic, stamps=False, jobs=jobs, kinds=kinds, pages=pages)
         if not stats.semantic and index.usable_dense():
             stats.semantic = mend_query_file(root)
         if report is not None:
