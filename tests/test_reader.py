@@ -2413,3 +2413,14 @@ def test_a_guide_to_fixing_problems_quotes_what_answers_one() -> None:
     )
     units = [[Candidate(setting, 1)], [Candidate(tab, 1)], [Candidate(faq, 0)], [Candidate(leds, 1)]]
     assert [u[0].doc.id for u in instructing(units)] == ["tab", "faq", "leds"]
+
+
+def test_a_device_page_quotes_the_sentence_that_qualifies_what_it_quotes() -> None:
+    """'On the Grove 6 and Canopy 12, the pump cycle is now controlled by a schedule …, rather
+    than being fixed at 5 minutes every 30 minutes' stood without its source's next sentence,
+    'Normal growing still uses the 30-minute cycle.', and so contradicted the page's own specs:
+    a sentence that qualifies the one quoted ('still', 'However, …') comes with it."""
+    text = _page(REPO, "wiki/devices/grove-6.md")
+    lines = [strip_citations(x) for x in body_lines(text)]
+    at = next(i for i, x in enumerate(lines) if "the pump cycle is now controlled by a schedule" in x)
+    assert lines[at + 1] == "Normal growing still uses the 30-minute cycle.", lines[at : at + 2]

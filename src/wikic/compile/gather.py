@@ -285,6 +285,9 @@ def lone_step(section: Section) -> bool:
 
 
 _GOES_ON = re.compile(r"^(?:it|its|this|these|they|their|the kit|the bot)\b", re.IGNORECASE)
+# a sentence that qualifies the one before it: 'Normal growing still uses the 30-minute cycle.'
+# after '… the pump cycle is now controlled by a schedule …'; quoted apart, that one misleads
+_QUALIFIES = re.compile(r"^(?:however|but|otherwise|except|only)\b|\bstill\b", re.IGNORECASE)
 # a sentence about a picture the wiki does not show ('The diagram below illustrates …')
 _FIGURE = re.compile(
     r"\b(?:diagrams?|images?|videos?|photos?|pictures?|screenshots?|figures?|illustrations?)\s+(?:below|above)\b"
@@ -362,7 +365,7 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
                     and goes_on
                     or names_it(s.text, named, other)
                     or goes_on
-                    and (_GOES_ON.match(s.text) or lead_in)
+                    and (_GOES_ON.match(s.text) or _QUALIFIES.search(s.text) or lead_in)
                 ):
                     kept.append(s)
             if kept:
