@@ -129,7 +129,7 @@ def mark_outdated(blocks: list[Block], nav: Navigation) -> list[Block]:
 
 
 # a sentence that goes on about the one before it: 'It …', 'This …', or 'the limit' it set
-_GOES_ON = re.compile(
+_ABOUT_IT = re.compile(
     r"^(?:it|its|this|that|these|those|such)\b|\bthe (?:limit|maximum|minimum|threshold|cap|interval)\b",
     re.IGNORECASE,
 )
@@ -139,7 +139,7 @@ def goes_on_about(text: str) -> bool:
     """Whether a sentence after an outdated statement only goes on about it, giving no figure of
     its own: 'We set the limit conservatively …' after '… up to 14 days ahead' explained the old
     limit, and stood after its Superseded note as if it were the reason for the new one."""
-    return not re.search(r"\d", text) and _GOES_ON.search(text) is not None
+    return not any(c.isdigit() for c in text) and _ABOUT_IT.search(text) is not None
 
 
 def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:

@@ -66,7 +66,7 @@ def facet_of(doc: SourceDoc, section: Section) -> str:
         return "Overview"
     return (
         filed_facet(doc)
-        or words_facet(f"{' '.join(section.path)} {doc.title}")
+        or words_facet(f"{headings} {doc.title}")
         or ("FAQs" if doc.title.rstrip().endswith("?") else "Use")
     )
 

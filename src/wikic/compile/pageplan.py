@@ -1435,15 +1435,13 @@ def _source_link_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
     return out
 
 
-def _names_in_sections(
-    names: Names, by_path: dict[str, SourceDoc], sections, shown: Callable[[str], str] = lambda t: t
-) -> set:
-    """The names the sections (path, anchor) use, in what of each a page shows (``shown``)."""
+def _names_in_sections(names: Names, by_path: dict[str, SourceDoc], sections) -> set:
+    """The names the sections (path, anchor) use."""
     found: set = set()
     for p, a in sections:
         section = by_path[p].section(a) if p in by_path else None
         if section is not None:
-            found |= names.keys_in(plain_inline(shown(section.text)))
+            found |= names.keys_in(plain_inline(section.text))
     return found
 
 
