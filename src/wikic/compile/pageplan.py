@@ -40,8 +40,6 @@ from .gather import (
     about_units,
     for_staff,
     gather,
-    name_pattern,
-    names_it,
     without_spec_restatements,
 )
 from .librarian.extract import (
@@ -1486,19 +1484,25 @@ def noted_targets(the_plan: Plan, spec: PageSpec) -> set[str]:
 
 
 def _quotes(spec: PageSpec) -> Callable[[SourceDoc, str, str], bool]:
-    """Whether a page quotes a statement of a section it shows: a device page quotes of another
-    source's section what names the device, or all of it when its heading does
-    (``gather.about_units``); other pages all of it."""
+    """Whether a page quotes a statement of a section it shows: a device page quotes its spec
+    pages whole and, of another source's section, what ``gather.about_units`` takes of it; other
+    pages all of it."""
     device = spec.config.get("device") if spec.type == "device" else None
     if device is None:
         return lambda doc, anchor, text: True
     own = set(spec.config.get("spec_paths", ()))
-    named, other = name_pattern((device["title"], *device.get("match", ())), tuple(device.get("exclude", ())))
+    facets = {(p, a): f for f, p, a in spec.config.get("gathered", ())}
+    said: dict[tuple[str, str], set[str]] = {}
 
     def quoted(doc: SourceDoc, anchor: str, text: str) -> bool:
-        section = doc.section(anchor)
-        heading = section.heading if section is not None else ""
-        return doc.path in own or names_it(heading, named, other) or names_it(text, named, other)
+        key = (doc.path, anchor)
+        if doc.path in own or key not in facets:
+            return doc.path in own
+        if key not in said:
+            section = doc.section(anchor)
+            blocks = about_units(doc, section, device, facets[key]) if section is not None else []
+            said[key] = {" ".join(plain_inline(x.text).split()) for b in blocks for x in b.sentences}
+        return " ".join(text.split()) in said[key]
 
     return quoted
 
