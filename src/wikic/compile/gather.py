@@ -74,10 +74,7 @@ def facet_of(doc: SourceDoc, section: Section) -> str:
 def filed_facet(doc: SourceDoc) -> str | None:
     """The facet a document's filing names (its ``category``, its ``section`` path: 'v1.1/assembly'
     is set-up, 'v1.1/extras/maintenance' maintenance), if any."""
-    category = " ".join(
-        str(v) for k in ("category", "section") for v in [doc.meta.get(k)] if isinstance(v, str)
-    ).replace("/", " ")
-    return words_facet(category)
+    return words_facet(filed_under(doc, ("category", "section")))
 
 
 def words_facet(text: str) -> str | None:
@@ -171,10 +168,13 @@ def names_every_model(text: str, device: dict) -> bool:
 STAFF = frozenset("manufacturing internal staff archive archived".split())
 
 
-def filed_under(doc: SourceDoc) -> str:
+FILINGS = ("category", "section", "categories", "tags", "type")  # the fields a source files a document by
+
+
+def filed_under(doc: SourceDoc, keys: tuple[str, ...] = FILINGS) -> str:
     """The words a document is filed under (its category, section or tags)."""
     found = []
-    for key in ("category", "section", "categories", "tags", "type"):
+    for key in keys:
         value = doc.meta.get(key)
         values = value if isinstance(value, list) else [value]
         found += [str(v).replace("/", " ").replace("-", " ") for v in values if isinstance(v, str)]
