@@ -25,11 +25,12 @@ from wikiasserts import body_lines, front_matter
 
 from wikic.compile import pageplan
 from wikic.compile.draft import parse_citations, strip_citations
-from wikic.compile.gather import facet_of, for_staff, lone_step
+from wikic.compile.gather import facet_of, lone_step
 from wikic.compile.guides import Candidate, order, without_pointers
 from wikic.compile.librarian.extract import points_ahead, section_content, stands_alone
 from wikic.compile.links import Names, Target, key_of, listed_titles, unique_titles
 from wikic.compile.schema import load_wiki_schema
+from wikic.core.facts import for_staff
 from wikic.core.markdown import plain_inline, split_sections, split_sentences, words
 from wikic.core.models import SourceDoc
 from wikic.transform import layer1
@@ -2182,7 +2183,6 @@ def test_no_guide_or_device_page_quotes_what_its_source_files_for_its_staff(wiki
     users of FarmBot'); the planned getting-started guide quoted 'Left Gantry Column › Step 1:
     Mount the idler pulleys' after 'Step 8: Monitor your garden', and 'Using the FarmBot
     Express' was the factory's packing list."""
-    from wikic.compile.gather import for_staff
 
     docs = {d.path: d for d in load_layer1(wiki)}
     staff = {p for p, d in docs.items() if for_staff(d)}

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from ..core.facts import filed_under
 from ..core.markdown import Section, plain_inline, unnumbered, words
 from ..core.models import SourceDoc
 from ..core.words import FIRST_PERSON
@@ -161,29 +162,6 @@ def names_every_model(text: str, device: dict) -> bool:
         return False
     others = {m.group().lower() for m in another.finditer(named.sub(" ", plain))}
     return len(others) >= models - 1
-
-
-# where a source files what is not for its readers: 'v1.1/manufacturing/pre-assembly' holds the
-# factory's steps ('The information in the following pages is … not meant for end users')
-STAFF = frozenset("manufacturing internal staff archive archived".split())
-
-
-FILINGS = ("category", "section", "categories", "tags", "type")  # the fields a source files a document by
-
-
-def filed_under(doc: SourceDoc, keys: tuple[str, ...] = FILINGS) -> str:
-    """The words a document is filed under (its category, section or tags)."""
-    found = []
-    for key in keys:
-        value = doc.meta.get(key)
-        values = value if isinstance(value, list) else [value]
-        found += [str(v).replace("/", " ").replace("-", " ") for v in values if isinstance(v, str)]
-    return " ".join(found)
-
-
-def for_staff(doc: SourceDoc) -> bool:
-    """Whether a document is filed (category, section path, tags) as its source's staff's."""
-    return bool(STAFF & set(filed_under(doc).lower().split()))
 
 
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..core.bm25 import counted, tokens
-from ..core.facts import field_label
+from ..core.facts import field_label, filed_under, for_staff
 from ..core.markdown import STOPWORDS, plain_inline, words
 from ..core.models import SourceDoc
 from ..core.pool import each
 from ..core.words import FIRST_PERSON
 from . import versions
 from .citations import stem
-from .gather import filed_facet, filed_under, for_staff, words_facet
+from .gather import filed_facet, words_facet
 from .librarian.extract import device_facts, points_ahead, prose_units, section_content
 from .links import NEXT, item_keys, key_of
 from .schema import Guide

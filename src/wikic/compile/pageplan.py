@@ -19,6 +19,7 @@ from ..core.errors import ConfigError
 from ..core.facts import (
     TAXONOMY,
     field_label,
+    for_staff,
     is_bookkeeping,
     is_unknown,
     label,
@@ -38,7 +39,6 @@ from .gather import (
     FACETS,
     MAX_LIST,
     about_units,
-    for_staff,
     gather,
     without_spec_restatements,
 )

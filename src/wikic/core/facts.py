@@ -68,6 +68,30 @@ TAXONOMY = frozenset(
 )
 
 
+# where a source files what is not for its readers: 'v1.1/manufacturing/pre-assembly' holds the
+# factory's steps ('The information in the following pages is … not meant for end users')
+STAFF = frozenset("manufacturing internal staff archive archived".split())
+
+
+FILINGS = ("category", "section", "categories", "tags", "type")  # the fields a source files a document by
+
+
+def filed_under(doc: SourceDoc, keys: tuple[str, ...] = FILINGS) -> str:
+    """The words a document is filed under (by default its category, section path, tags or type;
+    'v1.1/extras/maintenance', 'cleaning-and-maintenance' read as words)."""
+    found = []
+    for key in keys:
+        value = doc.meta.get(key)
+        values = value if isinstance(value, list) else [value]
+        found += [str(v) for v in values if isinstance(v, str)]
+    return " ".join(found).replace("/", " ").replace("-", " ").replace("_", " ")
+
+
+def for_staff(doc: SourceDoc) -> bool:
+    """Whether a document is filed (category, section path, tags) as its source's staff's."""
+    return bool(STAFF & set(filed_under(doc).lower().split()))
+
+
 # fields that say who wrote a record, not what it says
 BYLINE = frozenset({"author", "authors", "byline", "writer", "written_by"})
 

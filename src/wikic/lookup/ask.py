@@ -29,11 +29,11 @@ from pathlib import Path
 
 from ..compile.citations import Verifier
 from ..compile.draft import Citation
-from ..compile.gather import for_staff
 from ..compile.safety import suspicious
 from ..compile.searchindex.chunks import split_ref
 from ..compile.searchindex.entities import Entities
 from ..compile.versions import is_superseded
+from ..core.facts import for_staff
 from ..core.markdown import is_navigation
 from ..core.models import SourceDoc
 from .answer import compose

@@ -41,7 +41,7 @@ from ..compile.schema import load_wiki_schema
 from ..compile.versions import current_view, supersession, version_chains
 from ..core.bm25 import tokens
 from ..core.errors import ConfigError
-from ..core.facts import TAXONOMY
+from ..core.facts import TAXONOMY, filed_under
 from ..core.facts import UNITS as FIELD_UNITS
 from ..core.fsutil import atomic_write
 from ..core.markdown import STOPWORDS, plain_inline, word_matches, words
@@ -591,6 +591,9 @@ def record_comparisons(corpus: Corpus, topics: list[Item], device_only: set[str]
 # -- guides ----------------------------------------------------------------------------------------
 
 
+_TAXONOMY = tuple(sorted(TAXONOMY))  # every field that files a document, read as its filing
+
+
 def propose_guides(corpus: Corpus) -> list[Item]:
     """For each intent with material in three or more documents (its words in their titles,
     headings or categories): a guide over all of it, and one
@@ -607,7 +610,7 @@ def propose_guides(corpus: Corpus) -> list[Item]:
         for d in corpus.docs:
             heads = [d.title] + [s.heading for s in d.sections if s.heading and s.heading != d.title]
             hit = [h for h in heads if intent.hits(h)]
-            filed = intent.hits(_filed_under(d))
+            filed = intent.hits(filed_under(d, _TAXONOMY))
             if filed and not hit:  # 'category: troubleshooting' above a title without its words
                 hit = [d.title]
             if hit:
@@ -656,14 +659,6 @@ def propose_guides(corpus: Corpus) -> list[Item]:
                 Item(data, f"{len(paths)} of those documents are about '{phrase}'", context=heads[:8])
             )
     return items[:MAX_GUIDES]
-
-
-def _filed_under(doc: SourceDoc) -> str:
-    """The words a document is filed under: its taxonomy fields' values ('troubleshooting',
-    'cleaning-and-maintenance' read as words)."""
-    values = [doc.meta.get(k) for k in sorted(TAXONOMY)]
-    flat = [v for x in values for v in (x if isinstance(x, list) else [x]) if isinstance(v, str)]
-    return " ".join(flat).replace("-", " ").replace("/", " ").replace("_", " ")
 
 
 def _a_subject(corpus: Corpus, phrase: str) -> bool:
