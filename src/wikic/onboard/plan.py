@@ -339,6 +339,9 @@ def _tables(doc: SourceDoc):
                 i += 1
 
 
+VARIANT_NAMED = 3  # documents, at least, that name a variant the prose never does, for a page of its own
+
+
 def table_entities(corpus: Corpus) -> list[Entity]:
     """Products compared in tables: names that are rows with measured values in two or more
     documents (seeds), and the other names in the tables those seeds are rows of (peers). Each is a
@@ -376,9 +379,12 @@ def table_entities(corpus: Corpus) -> list[Entity]:
         for table in sorted(seed.tables):
             for other in sorted(members[table] - set(seeds) - set(peers)):
                 e = found[other]
-                # named in the sources' own words, or a variant of a name that is ("X" → "X XL")
+                # named in the sources' own words, or a variant of a name that is ("X" → "X XL");
+                # a variant the sources name in only two documents would be a page of a line or
+                # two, which its model's page says (it matches there: 'Rover' in 'Rover XL')
+                prose = corpus.in_prose(e.name) >= 2
                 variant = any(_contains(e.name, k.name) for k in [*seeds.values(), *peers.values()])
-                if proper(e, 2) and (corpus.in_prose(e.name) >= 2 or variant):
+                if proper(e, 2 if prose else VARIANT_NAMED) and (prose or variant):
                     e.evidence = f"listed beside {seed.name} in a table, named in {e.named} documents"
                     peers[other] = e
     return sorted([*seeds.values(), *peers.values()], key=lambda e: (-e.named, e.name))[:MAX_DEVICES]
@@ -492,7 +498,7 @@ def device_comparison(corpus: Corpus, devices: list[dict], brand_title: str) -> 
         "id": slugify(title),
         "title": title,
         "of": "devices",
-        "purpose": _sentence(f"{_fields_text(fields)} of each model side by side."),
+        "purpose": f"{_models_text(devices)} side by side: {_fields_text(fields)}.",
         "fields": fields,
     }
     seen = f"facts at least two of the {len(devices)} devices state: " + ", ".join(
@@ -502,6 +508,16 @@ def device_comparison(corpus: Corpus, devices: list[dict], brand_title: str) -> 
 
 
 _META_KEYS = {"hand_maintained", "device", "updated_at"}
+NAMED_MODELS = 4  # models a comparison's purpose names, at most; past that it counts them
+
+
+def _models_text(devices: list[dict]) -> str:
+    """What a comparison of devices sets side by side: 'The Acme Rover, Acme Rover XL and Acme
+    Scout', or 'The 6 models' when they are many."""
+    names = [d["title"] for d in devices]
+    if len(names) > NAMED_MODELS:
+        return f"The {len(names)} models"
+    return "The " + ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def _fields_text(fields: list[str]) -> str:
@@ -616,7 +632,8 @@ def propose_guides(corpus: Corpus) -> list[Item]:
             if hit:
                 matched[d.path] = hit
                 sources.add(d.source)
-                cues.update({w for h in hit for w in intent.hits(h)} | set(filed))  # once per document
+                # once per document, in an order no hash seed moves (ties rank in it)
+                cues.update(sorted({w for h in hit for w in intent.hits(h)} | set(filed)))
         if len(matched) < 3:
             continue
         pool = [d for d in corpus.docs if d.source in sources]
