@@ -87,6 +87,10 @@ def test_every_page_opens_with_a_cited_lead_or_says_what_it_is(wiki: Path) -> No
     for path, text in content_pages(wiki).items():
         opening = lead(text)
         assert opening, f"{path} has no lead"
+        at = next((i for i, x in enumerate(opening) if ABOUT.match(x) and "layer1_sources" not in x), 0)
+        if kinds[path] == "topic" and at:  # its namesake's overview opens it, whole, then what it covers
+            assert len({c.path for x in opening[:at] for c in parse_citations(x, path)}) == 1, opening
+            opening = opening[at:]
         about = [line for line in opening[:1] if ABOUT.match(line) and "layer1_sources" not in line]
         if kinds[path] in ("guide", "comparison", "topic", "directory"):
             assert about, f"{path} does not say what it covers: {opening[:1]}"

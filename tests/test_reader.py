@@ -11,6 +11,7 @@ FarmBot as configured in tests, and FarmBot onboarded with ``init --from`` and `
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -630,6 +631,37 @@ def test_a_topic_page_opens_with_its_namesake_source(farmbot_compiled: Path) -> 
     assert heads[0] == "## FarmBot OS", heads
 
 
+def test_a_topic_opens_with_its_namesake_overview_then_its_contents(farmbot_compiled: Path) -> None:
+    """'Maintenance' opened with a line of its entries' titles, then '## Maintenance' and the one
+    sentence that says what the page is ('In the following sections we'll go over maintenance
+    tips …'). That overview now opens the page, whole and cited, under no heading of its own, and
+    the contents line follows it; check accepts both."""
+    lines = body_lines(_page(farmbot_compiled, "wiki/topics/maintenance.md"))
+    lead = list(itertools.takewhile(lambda x: not x.startswith("## "), lines))
+    text = [x for x in lead if x.strip() and not x.startswith("# ")]
+    assert text[0].startswith("In the following sections we'll go over maintenance tips"), text
+    assert "](../../layer1_sources/articles/" in text[0]
+    assert text[1].startswith("*On this page: General Maintenance · "), text
+    assert "## Maintenance" not in lines
+
+
+def test_only_a_short_namesake_of_prose_is_a_topic_s_overview() -> None:
+    """An overview is a few sentences; a namesake with steps, a table or several sections (the
+    'FarmBot OS' article's install steps) keeps its heading and is read where it stands."""
+    from wikic.compile.pageplan import overview
+
+    other = _guide_doc("b", "Bed Maintenance", "# Bed Maintenance\n\nClean the bed.\n")
+    short = _guide_doc("a", "Maintenance", "# Maintenance\n\nTips that keep it running.\n")
+    steps = _guide_doc("a", "Maintenance", "# Maintenance\n\nTips.\n\n1. Wash it.\n2. Dry it.\n")
+    parts = _guide_doc("a", "Maintenance", "# Maintenance\n\nTips.\n\n## Monthly\n\nWash it.\n")
+    long = _guide_doc("a", "Maintenance", "# Maintenance\n\n" + "It runs. " * 6 + "\n")
+    assert overview("Maintenance", [short, other]) is short
+    assert overview("Maintenance", [short]) is None  # the page is the namesake's alone
+    assert overview("Upkeep", [short, other]) is None
+    for doc in (steps, parts, long):
+        assert overview("Maintenance", [doc, other]) is None, doc.body
+
+
 def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
     """A topic page's lead says what it covers by its subject and its entries' titles ('Watering:
     How long does a full water tank last? · …'), never by counting sources ('6 FAQ entries on
@@ -640,8 +672,10 @@ def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
     for path, text in pages(wiki).items():
         if types.get(path) not in ("topic", "guide"):
             continue
-        first = next(line for line in body_lines(text) if line.strip() and not line.startswith("#"))
-        if types[path] == "topic":
+        lead = list(itertools.takewhile(lambda x: not x.startswith("## "), body_lines(text)))
+        first = next(line for line in lead if line.strip() and not line.startswith("# "))
+        if types[path] == "topic":  # after the overview that opens it, if one does
+            first = next((x for x in lead if x.startswith("*") and "](" not in x), first)
             assert topic.match(first), (path, first)
             title = front_matter(text)["title"]
             listed = first.strip("*").partition(": ")[2].split(" · ")
@@ -2424,3 +2458,40 @@ def test_a_device_page_quotes_the_sentence_that_qualifies_what_it_quotes() -> No
     lines = [strip_citations(x) for x in body_lines(text)]
     at = next(i for i, x in enumerate(lines) if "the pump cycle is now controlled by a schedule" in x)
     assert lines[at + 1] == "Normal growing still uses the 30-minute cycle.", lines[at : at + 2]
+
+
+def test_a_comparison_leaves_out_records_that_state_none_of_its_columns(farmbot_planned: Path) -> None:
+    """Five mushrooms stood in 'Partial sun crops' as rows of '—' alone. A row that states none of
+    the compared fields is left out, and the comparison's line says which records give none."""
+    text = _page(farmbot_planned, "wiki/comparisons/crops-partial-sun.md")
+    rows = [x.split(" | ")[1:] for x in body_lines(text) if x.startswith("| [")]
+    assert rows and all(any(c.strip(" |") != "—" for c in r) for r in rows), rows
+    about = next(x for x in body_lines(text) if x.startswith("*"))
+    assert "Their records give none of these for Pink Oyster Mushroom, Porcini Mushroom" in about, about
+    assert "[Shiitake Mushroom]" not in text
+
+
+def test_a_sentence_is_said_of_every_model_only_when_it_names_each_other_model() -> None:
+    """'We have one CAD model for FarmBot Express and Express XL' left the Express XL page once the
+    Genesis XL was no model: two ways of writing one model ('FarmBot Express', 'Express') counted
+    as two of the other three."""
+    from wikic.compile.gather import names_every_model
+
+    xl = {
+        "title": "FarmBot Express XL",
+        "match": ["Express XL"],
+        "peers": [["FarmBot Express", "Express"], ["FarmBot Genesis", "Genesis"]],
+    }
+    assert not names_every_model("We have one CAD model for FarmBot Express and Express XL.", xl)
+    assert names_every_model("Express, Express XL and Genesis kits ship in one box.", xl)
+
+
+def test_a_task_guide_opens_with_what_its_source_files_under_the_task(farmbot_compiled: Path) -> None:
+    """'Maintaining your FarmBot' opened with the assembly's spacer fit test ('1. Separate the
+    extrusion from the plate.'), which 'General Maintenance' names and so came before it. What the
+    source files under maintenance comes first; the fit test follows it."""
+    heads = [
+        x for x in body_lines(_page(farmbot_compiled, "wiki/guides/maintenance.md")) if x.startswith("### ")
+    ]
+    assert heads[0] == "### General Maintenance", heads
+    assert heads.index("### Adjusting the eccentric spacer") > heads.index("### Storing FarmBot for Winter")

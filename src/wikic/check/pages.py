@@ -262,18 +262,16 @@ def _statements(page: WikiPage) -> Iterator[Statement]:
     in_note = False
     header: list[str] = []
     prev_table = False
-    after_title = False  # the next text line is the one right under the page's title
+    in_lead = False  # under the page's title, before its first heading: where its about line is
     lines = list(_body_lines(page))
     for idx, (n, line) in enumerate(lines):
         stripped = line.strip()
-        if after_title and stripped:
-            after_title = False
-            if _ABOUT.match(stripped) and not CITE_LINK.search(stripped):
-                yield Statement(n, " ".join(plain_inline(stripped).split()), (), "about")
-                continue
+        if in_lead and _ABOUT.match(stripped) and not CITE_LINK.search(stripped):
+            in_lead = False  # one about line: after the title, or after the overview that opens a topic
+            yield Statement(n, " ".join(plain_inline(stripped).split()), (), "about")
+            continue
         h = heading(line)
-        if h and h[0] == 1:
-            after_title = True
+        in_lead = bool(h and h[0] == 1) or (in_lead and not h)
         if h:
             level = h[0]
             if see_also_level and level <= see_also_level:

@@ -152,16 +152,15 @@ def names_every_model(text: str, device: dict) -> bool:
     """Whether ``text`` names each of three or more models ('Firmware 3.2 starts rolling out
     today to all Sprout 3, Grove 6 and Canopy 12 gardens'): said of all of them, it tells a
     reader of one model's page nothing of that model."""
-    models = device.get("models", 0)
-    if models < 3:
+    peers = device.get("peers", ())
+    if len(peers) < 2:
         return False
     named, _ = name_pattern((device["title"], *device.get("match", ())), ())
-    another, _ = name_pattern(tuple(device.get("others", ())), ())
     plain = plain_inline(text)
     if not named.search(plain):
         return False
-    others = {m.group().lower() for m in another.finditer(named.sub(" ", plain))}
-    return len(others) >= models - 1
+    rest = named.sub(" ", plain)  # each other model by any of its names ('FarmBot Express', 'Express')
+    return all(name_pattern(tuple(names), ())[0].search(rest) for names in peers)
 
 
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:

@@ -934,11 +934,11 @@ def order(
 ) -> list[tuple[Candidate, str]]:
     """The units' sections in task order: prepare, do, check, fix (in a guide to ``fixing``
     problems: prepare, check, fix, then what it quotes of doing things, as background to know);
-    within a phase a unit that names another's document comes after it, and so does one whose
-    document another's 'What's next?' leads to (``leads``: document → the one it leads on to),
-    else what the source files under the guide's ``task`` first (building the bot before the
-    web app's set-up), else the best-fitting first. A unit is kept together, in its document's
-    order."""
+    within a phase what the source files under the guide's ``task`` comes first (building the bot
+    before the web app's set-up), then the rest; within each, a unit that names another's document
+    comes after it, and so does one whose document another's 'What's next?' leads to (``leads``:
+    document → the one it leads on to), else the best-fitting first. A unit is kept together, in
+    its document's order."""
     leads = leads or {}
     placed = []
     for unit in units:
@@ -960,16 +960,18 @@ def order(
     for phase in FIXING if fixing else PHASES:
         todo = [u for p, u in placed if p == phase]
         while todo:
+            # what the source files under the task first, even where another document it names
+            # would come before it ('General Maintenance' names the assembly's spacer fit test)
+            group = [u for u in todo if task is not None and filed_facet(u[0].doc) == task] or todo
             ready = [
                 u
-                for u in todo
+                for u in group
                 if not any(
-                    _refers(u, v) or leads.get(v[0].doc.path) == u[0].doc.path for v in todo if v is not u
+                    _refers(u, v) or leads.get(v[0].doc.path) == u[0].doc.path for v in group if v is not u
                 )
             ]
-            contents = [u for u in ready if any(_lists(u, v) for v in todo if v is not u)]
-            filed = [u for u in ready if task is not None and filed_facet(u[0].doc) == task]
-            nxt = (contents or filed or ready or todo)[0]
+            contents = [u for u in ready if any(_lists(u, v) for v in group if v is not u)]
+            nxt = (contents or ready or group)[0]
             same = [u for u in todo if u[0].doc.path == nxt[0].doc.path]  # one document's units together
             for u in same:
                 todo.remove(u)

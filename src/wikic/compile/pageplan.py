@@ -51,6 +51,7 @@ from .librarian.extract import (
     dated_title,
     mentions,
     naming_sentences,
+    prose_units,
     self_contained,
     without_opening,
 )
@@ -537,9 +538,9 @@ def plan_devices(
             p for p in specs if p not in pages.homes
         ]  # a spec page shared by two devices lives on the first
         sources = pages.with_older(specs) + [d.path for d in found if d.path not in specs]
-        others = [n for d in schema.devices if d is not device for n in (d.title, *d.match)]
+        peers = [[d.title, *d.match] for d in schema.devices if d is not device]
         config = {
-            "device": {**device.__dict__, "others": others, "models": len(schema.devices)},
+            "device": {**device.__dict__, "others": [n for p in peers for n in p], "peers": peers},
             "spec_sources": list(device.sources),
             "spec_paths": specs,
         }
@@ -579,24 +580,36 @@ def plan_comparisons(
             if srcs:
                 about = comparison_about(comp, comp.fields)
                 if silent:  # a row of dashes says nothing: say so once instead
-                    names = [d["title"] for d in silent]
-                    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-                    about += f" The sources state none of these for the {listed}."
+                    about += f" The sources state none of these for the {_names_text([d['title'] for d in silent])}."
                 config = {"comparison": comp.__dict__, "devices": devices, "about": about}
                 pages.add("comparison", comp.id, comp.title, srcs, config)
             continue
         rows = comparison_rows(comp, docs)
         known = [f for f in comp.fields if any(not is_unknown(d.meta.get(f)) for d in rows)]
-        if rows and known:  # a column no row knows (all 0 or empty) says nothing
-            config = {"comparison": comp.__dict__, "fields": known, "about": comparison_about(comp, known)}
+        if rows and known:  # a column no row knows (all 0 or empty) says nothing, nor does such a row
+            told = [d for d in rows if any(not is_unknown(d.meta.get(f)) for f in known)]
+            about = comparison_about(comp, known)
+            if len(told) < len(rows):
+                about += f" Their records give none of these for {_names_text([d.title for d in rows if d not in told])}."
+            config = {"comparison": comp.__dict__, "fields": known, "about": about}
             if schema.facts_units:
                 config["units"] = schema.facts_units
-            pages.add("comparison", comp.id, comp.title, [d.path for d in rows], config)
+            pages.add("comparison", comp.id, comp.title, [d.path for d in told], config)
         elif rows:
             notes.append(
                 f"comparison '{comp.id}': none of its {len(rows)} rows has a value for {', '.join(comp.fields)}; not written"
             )
     return notes
+
+
+SILENT_NAMED = 8  # rows a comparison leaves out for want of values, named at most; past that counted
+
+
+def _names_text(names: list[str]) -> str:
+    """'A, B and C'; 'A, B … H and 4 more' past ``SILENT_NAMED``."""
+    if len(names) > SILENT_NAMED:
+        return ", ".join(names[:SILENT_NAMED]) + f" and {len(names) - SILENT_NAMED} more"
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
 
 
 def device_about(title: str, gathered: list[list[str]]) -> str:
@@ -636,14 +649,18 @@ def contents_line(titles: list[str]) -> str:
     return CONTENTS_PREFIX + " · ".join(shown) + (f" · and {more} more" if more > 0 else "")
 
 
-def topic_about(title: str, members: list[SourceDoc], purpose: str = "") -> str:
+def topic_about(
+    title: str, members: list[SourceDoc], purpose: str = "", opening: SourceDoc | None = None
+) -> str:
     """A topic page's opening line: what it covers, by its entries' titles ('Watering: how long
     does a full water tank last? · …'), or by the headings of its one entry when that entry is
     the page's namesake ('Seeds: Pelleted seeds · Vining crops'); never a count of records. The
     namesake among several entries is not listed ('Troubleshooting: Troubleshooting · …'). With
     the group's ``purpose`` in wiki.yaml, that comes first, the entries after it ('On this
-    page: …')."""
+    page: …'); so they do after an ``opening`` overview, which says what the page is."""
     line = _entries_line(title, members)
+    if opening is not None and not purpose and line.startswith(f"{title}: "):
+        return CONTENTS_PREFIX + line.removeprefix(f"{title}: ")
     if not purpose:
         return line
     return (
@@ -651,6 +668,24 @@ def topic_about(title: str, members: list[SourceDoc], purpose: str = "") -> str:
         if line.startswith(f"{title}: ")
         else purpose
     )
+
+
+OVERVIEW = 5  # sentences and items, at most, of a topic's namesake that opens the page
+
+
+def overview(title: str, members: list[SourceDoc]) -> SourceDoc | None:
+    """The entry that introduces a topic's others, which opens the page in place of a line of
+    their titles: the page's namesake (the 'Maintenance' article among the maintenance ones), when
+    it is short prose ('In the following sections we'll go over maintenance tips …') in one
+    section: no steps, table or sub-heading that a reader would look for under its own heading."""
+    named = [d for d in members if d.title.casefold() == title.casefold()]
+    if len(members) < 2 or len(named) != 1:
+        return None
+    said = [s for s in named[0].sections if s.text.strip() and not is_navigation(s.text)]
+    if len(said) != 1 or re.search(r"^\s*(\||\d+[.)]\s|```)", said[0].text, re.M):
+        return None
+    units = prose_units(said[0].text)
+    return named[0] if 0 < len(units) <= OVERVIEW else None
 
 
 def _entries_line(title: str, members: list[SourceDoc]) -> str:
@@ -862,7 +897,10 @@ def plan_topics(
     by_path = {d.path: d for d in docs}
     for slug, (title, members, sources, quoted) in topics.items():
         config = {"topic": sources, "members": members, "mentions": quoted, "facts": facts_config}
-        config["about"] = topic_about(title, [by_path[p] for p in members], purposes.get(slug, ""))
+        opening = overview(title, [by_path[p] for p in members])
+        config["about"] = topic_about(title, [by_path[p] for p in members], purposes.get(slug, ""), opening)
+        if opening is not None:
+            config["opening"] = opening.path
         if family.get(slug):
             config["family"] = family[slug]
         spec = pages.add("topic", slug, title, pages.with_older(members), config)

@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-117"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-118"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -119,15 +119,18 @@ def fact_units(job: PageJob) -> dict[str, str]:
     return dict((job.spec.config.get("facts") or {}).get("units") or job.spec.config.get("units") or {})
 
 
-def _finish(job: PageJob, body: list[Block], lead: list[Sentence] | None = None, names=()) -> Draft:
+def _finish(
+    job: PageJob, body: list[Block], lead: list[Sentence] | None = None, names=(), opening=()
+) -> Draft:
     """A draft that opens with what the page is: the plan's ``about`` line (a guide's or a
     comparison's purpose, a topic's contents; the schema's words, shown as such), then ``lead``
-    sentences quoted from the body (they stay where they are). The summary comes from both, the
-    keywords from the page's own words."""
+    sentences quoted from the body (they stay where they are). An ``opening`` (a topic's overview,
+    shown whole) comes before the about line. The summary comes from both, the keywords from the
+    page's own words."""
     about = job.spec.config.get("about") or ""
     purpose = (job.spec.config.get("guide") or {}).get("purpose") or ""  # when the whole line is long
     lead = list(lead or ())
-    blocks = ([Block("about", text=about)] if about else []) + (
+    blocks = [*opening, *([Block("about", text=about)] if about else [])] + (
         [Block("para", sentences=tuple(lead))] if lead else []
     )
     blocks += body
@@ -198,17 +201,22 @@ def _topic(job: PageJob) -> Draft:
     show, hide = fact_settings(job)
     units = fact_units(job)
     filed = []
+    opening: list[Block] = []  # the overview that says what the page is, under no heading of its own
     for doc in docs:
         taxonomy = taxonomy_fields(doc)
-        blocks.append(Block("heading", text=dated_title(doc), level=2))
-        blocks.extend(home_blocks(doc, 2, show, hide + taxonomy, units))
+        shown = home_blocks(doc, 2, show, hide + taxonomy, units)
+        if doc.path == job.spec.config.get("opening") and not opening:
+            opening = shown
+        else:
+            blocks.append(Block("heading", text=dated_title(doc), level=2))
+            blocks.extend(shown)
         blocks.extend(superseded_notes(older_versions(job, doc), doc))
         kept = set(taxonomy) - set(hide)
         filed.append((doc, [f for f in field_facts(doc, show, hide, units) if f.key in kept]))
     tables = filed_under(filed)
     if tables:  # categories and tags once for the page, not after every entry
         blocks += [Block("heading", text="Filed under", level=2), *tables]
-    return _finish(job, blocks)
+    return _finish(job, blocks, opening=opening)
 
 
 def _entity(job: PageJob) -> Draft:
