@@ -2495,3 +2495,15 @@ def test_a_task_guide_opens_with_what_its_source_files_under_the_task(farmbot_co
     ]
     assert heads[0] == "### General Maintenance", heads
     assert heads.index("### Adjusting the eccentric spacer") > heads.index("### Storing FarmBot for Winter")
+
+
+def test_a_dispute_whose_both_sides_a_page_shows_is_noted_once(farmbot_compiled: Path) -> None:
+    """'Installing FarmBot OS' quotes both the Imager step and the reflash advice that names
+    Etcher, and said 'Sources differ' under each, pointing each at the other's topic: the same
+    dispute twice on one page. It is noted once, where the first of them stands."""
+    lines = body_lines(_page(farmbot_compiled, "wiki/guides/install-farmbot-os.md"))
+    notes = [x for x in lines if x.startswith("Sources differ: ")]
+    assert len(notes) == 1 and "Etcher" in notes[0] and "Raspberry Pi Imager" in notes[0], notes
+    imager = next(i for i, x in enumerate(lines) if "Raspberry Pi Imager" in x and "](../../layer1" in x)
+    assert lines.index(notes[0]) > imager
+    assert any("Etcher" in x and "](../../layer1" in x for x in lines)  # the other side still stands

@@ -132,12 +132,14 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
                 title = plan.titles.get(target.path, target.path)
                 outdated.append((sentence, said.date, now, href(target), title))
     disputes = []
-    paths = {key.partition("#")[0] for key in section_keys(spec)}
+    keys = section_keys(spec)
+    paths = {key.partition("#")[0] for key in keys}
     for d in plan.disputes:
-        for this, other, own, choice in (
-            (d.a, d.b, d.choice_a, d.choice_b),
-            (d.b, d.a, d.choice_b, d.choice_a),
-        ):
+        sides = [(d.a, d.b, d.choice_a, d.choice_b), (d.b, d.a, d.choice_b, d.choice_a)]
+        shown = [_shown_at(s[0], spec, keys) for s in sides]
+        if None not in shown:  # both stand on this page: one note, where the first of them does
+            sides = [sides[shown.index(min(shown))]]
+        for this, other, own, choice in sides:
             target = plan.target(other.doc.path, other.anchor)
             if this.doc.path in paths and target is not None and target.path != spec.path:
                 title = plan.titles.get(target.path, target.path)
@@ -240,6 +242,16 @@ class Work:
     @property
     def docs_list(self) -> list[SourceDoc]:
         return list(self.docs.values())
+
+
+def _shown_at(statement, spec: PageSpec, keys: list[str]) -> int | None:
+    """Where on a page a statement's section stands, by the order of the sections it quotes (a
+    topic's whole documents by theirs), or None when the page does not show it."""
+    key = f"{statement.doc.path}#{statement.anchor}"
+    if key in keys:
+        return keys.index(key)
+    whole = statement.doc.path in (spec.config.get("members") or ())
+    return keys.index(statement.doc.path) if whole and statement.doc.path in keys else None
 
 
 def compile_wiki(
