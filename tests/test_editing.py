@@ -551,6 +551,44 @@ def test_a_topic_reads_in_the_order_its_sources_lead_on(farmbot_compiled: Path) 
     assert [h for h in headings if h in steps] == steps
 
 
+def test_a_topic_reads_its_index_s_articles_in_the_order_it_lists_them(farmbot_compiled: Path) -> None:
+    """'FarmBot OS' lists 'Configurator', 'Status LEDs', 'Data Usage' and 'Auto Updates' under
+    'What's next?'; its topic read 'Auto Updates' and 'Data Usage' between flashing and
+    Configurator, as only the first link ordered anything. Every member an index lists follows
+    the one listed before it."""
+    from wikic.compile.links import reading_order
+    from wikic.core.markdown import split_sections
+    from wikic.core.models import SourceDoc
+
+    def doc(name: str) -> SourceDoc:
+        body = f"# {name}\n\nText.\n"
+        return SourceDoc(
+            "a", name, name, f"layer1_sources/a/{name}.md", name, {}, body, "", tuple(split_sections(body))
+        )
+
+    index, b, c, d = doc("index"), doc("b"), doc("c"), doc("d")
+    linked = {
+        index.path: tuple(("whats-next", y, f"layer1_sources/a/{y}.md", "", y) for y in ("c", "d", "b"))
+    }
+    index = SourceDoc(
+        "a",
+        "index",
+        "index",
+        index.path,
+        "index",
+        {},
+        "# index\n\n## What's next?\n\n- [c](c.md)\n",
+        "",
+        tuple(split_sections("# index\n\nText.\n\n## What's next?\n\n- [c](c.md)\n")),
+    )
+    assert [x.id for x in reading_order([b, c, d, index], linked)] == ["index", "c", "d", "b"]
+    headings = re.findall(
+        r"^## (.+)$", (farmbot_compiled / "wiki/topics/farmbot-os.md").read_text("utf-8"), re.M
+    )
+    listed = ["Configurator", "Status LEDs", "Data Usage", "Auto Updates"]
+    assert [h for h in headings if h in listed] == listed
+
+
 def test_a_contents_line_names_every_entry_when_there_are_few() -> None:
     """'On this page: … · and 1 more' hid one of seven questions behind a teaser: up to nine
     entries are all named; a long page names its first six and says how many more it holds."""

@@ -486,20 +486,33 @@ def leads_on(doc: SourceDoc, linked: dict[str, tuple[SourceLink, ...]]) -> str |
     )
 
 
+def next_listed(doc: SourceDoc, linked: dict[str, tuple[SourceLink, ...]]) -> list[str]:
+    """The sources a document's 'What's next?' section links to, in its order."""
+    headings = {s.anchor: s.heading for s in doc.sections}
+    found = [to for anchor, _, to, _, _ in linked.get(doc.path, ()) if NEXT.match(headings.get(anchor, ""))]
+    return [to for to in dict.fromkeys(found) if to != doc.path]
+
+
 def reading_order(members: list[SourceDoc], linked: dict[str, tuple[SourceLink, ...]]) -> list[SourceDoc]:
     """``members`` in the order their sources lead a reader on: a document whose 'What's next?'
     section links first to another member comes before it ('Assembly Prep' → 'Construct the
-    Gantry' → 'Attach the Z-Axis' → 'Mount FarmBot to the Bed'); otherwise in the order they are
-    given in. Documents whose links go round in a circle come after the others, from the first of
-    them in that order."""
+    Gantry' → 'Attach the Z-Axis' → 'Mount FarmBot to the Bed'), and the members it lists there
+    come in its order; otherwise in the order they are given in. Documents whose links go round
+    in a circle come after the others, from the first of them in that order."""
     place = {d.path: i for i, d in enumerate(members)}
     follows: dict[int, list[int]] = defaultdict(list)
     before = [0] * len(members)
     for i, d in enumerate(members):
         nxt = leads_on(d, linked)
-        if nxt in place:
-            follows[i].append(place[nxt])
-            before[place[nxt]] += 1
+        listed = [place[p] for p in next_listed(d, linked) if p in place]
+        # a section's index lists its articles in order ('Configurator', 'Status LEDs', …): each
+        # comes after the one listed before it
+        pairs = ([(i, place[nxt])] if nxt in place else []) + (
+            list(zip(listed, listed[1:])) if len(listed) > 1 else []
+        )
+        for a, b in pairs:
+            follows[a].append(b)
+            before[b] += 1
     ready = [i for i, n in enumerate(before) if n == 0]
     heapq.heapify(ready)
     done: list[int] = []
