@@ -2507,3 +2507,38 @@ def test_a_dispute_whose_both_sides_a_page_shows_is_noted_once(farmbot_compiled:
     imager = next(i for i, x in enumerate(lines) if "Raspberry Pi Imager" in x and "](../../layer1" in x)
     assert lines.index(notes[0]) > imager
     assert any("Etcher" in x and "](../../layer1" in x for x in lines)  # the other side still stands
+
+
+def test_a_step_that_sends_the_reader_to_a_procedure_brings_it_into_the_guide(
+    farmbot_planned: Path, farmbot_compiled: Path
+) -> None:
+    """The planned getting-started guide flashed the card with 'Step 8: … follow our FarmBot OS
+    installation instructions', a link, and never quoted them (a reviewer's worst passage). A step
+    of a procedure that links to another document's procedure brings that one, every step, after
+    it. A tip's 'see here' (bed alignment's thicker boards, the bed build) and a fix's 'reflash'
+    bring nothing."""
+    lines = body_lines(_page(farmbot_planned, "wiki/guides/getting-started-guide.md"))
+    heads = [x for x in lines if x.startswith("#")]
+    assert heads.index("### FarmBot OS") > heads.index("#### Step 8: Flash FarmBot OS to the microSD card")
+    assert "#### Step 2. Write FarmBot OS onto the microSD card" in heads
+    maintenance = _page(farmbot_compiled, "wiki/guides/maintenance.md")
+    assert "Building a Fixed Raised Bed" not in maintenance
+    assert "Write FarmBot OS onto the microSD card" not in _page(
+        farmbot_compiled, "wiki/guides/connection-problems.md"
+    )
+
+
+def test_a_task_guide_takes_its_folder_s_documents_whatever_their_words(
+    farmbot_compiled: Path, farmbot_planned: Path
+) -> None:
+    """'Maintaining your FarmBot' left out 'Thermal Management' (drain the water before a freeze),
+    and the planned maintenance guide 'Storing FarmBot for Winter', though both sit in the
+    maintenance folder with the documents they quote: their words fit the query less than a
+    quarter as well as the best. The folder says they belong; a folder of fixes still gives only
+    what fits (no 'Support Policy' in the planned troubleshooting guide)."""
+    configured = body_lines(_page(farmbot_compiled, "wiki/guides/maintenance.md"))
+    assert "### Thermal Management" in configured and "##### Disconnect and drain water" in configured
+    planned = body_lines(_page(farmbot_planned, "wiki/guides/maintenance-and-care.md"))
+    steps = [x for x in planned if x.startswith("#### Step ")]
+    assert "### Storing FarmBot for Winter" in planned and len(steps) >= 7, steps
+    assert "### Support Policy" not in _page(farmbot_planned, "wiki/guides/troubleshooting-guide.md")

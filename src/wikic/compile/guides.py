@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -366,6 +366,34 @@ def with_context(
 POINTER = 3  # sentences at most of a unit that only sends the reader to a procedure
 
 
+def with_pointed(
+    units: list[list[Candidate]], pool: list[Candidate], pointing: dict[str, set[str]]
+) -> list[list[Candidate]]:
+    """The units and, for a short step of a procedure among them that sends the reader to another
+    document's procedure by a link ('Step 8: … follow our FarmBot OS installation instructions'),
+    that procedure, every step of it, when it is guide material (in ``pool``) and not quoted yet:
+    a guide is read on its own, and the getting-started guide flashed the card with a pointer.
+    ``pointing``: 'path#anchor' of a section → the documents its links lead to."""
+    taken = {(c.doc.path, c.index) for u in units for c in u}
+    by_doc: dict[str, list[Candidate]] = defaultdict(list)
+    for c in pool:
+        by_doc[c.doc.path].append(c)
+    out = list(units)
+    for unit in (u for u in units if _procedure(u)):  # a step it delegates, not a tip's 'see here'
+        for c in unit:
+            section = c.doc.sections[c.index]
+            if len(prose_units(section.text)) > POINTER:
+                continue
+            for path in sorted(pointing.get(f"{c.doc.path}#{section.anchor}", ())):
+                steps = sorted(
+                    (x for x in by_doc.get(path, ()) if (path, x.index) not in taken), key=lambda x: x.index
+                )
+                if path != c.doc.path and _procedure(steps):
+                    out.append(steps)
+                    taken.update((path, x.index) for x in steps)
+    return out
+
+
 def without_pointers(units: list[list[Candidate]]) -> list[list[Candidate]]:
     """The units less the short ones that name a procedure the guide quotes whole: 'follow our
     FarmBot OS installation instructions … then reinsert the card' after FarmBot OS's own steps
@@ -698,6 +726,9 @@ def _covering(
 
 FILED_WITH = 2  # documents filed under the guide's task it quotes, at least, before it takes the others
 FILED_ROOM = 1.5  # of ``SENTENCES``, what a guide may quote with those others: they are its task's own
+FILED_FIT = (
+    0.15  # of the best score, what one of those others fits from: its filing, not its words, says it belongs
+)
 
 
 def _filed_with(
@@ -708,7 +739,7 @@ def _filed_with(
     best: float,
     timeline: Timeline | None,
 ) -> list[Candidate]:
-    """The best-fitting section (from ``COVER`` of the best) of each document filed where
+    """The best-fitting section (from ``FILED_FIT`` of the best, ``COVER`` for fixes) of each document filed where
     ``FILED_WITH`` or more of the guide's documents are, under the guide's task, that it does not
     quote whole yet: a source files its maintenance together ('v1.1/extras/maintenance'), and a
     maintenance guide that quoted 'General Maintenance' and 'Gantry Maintenance' left out 'Bed
@@ -722,11 +753,14 @@ def _filed_with(
     folders = {f for f, n in filed.items() if n >= FILED_WITH}
     if not folders:
         return []
+    # a folder of upkeep or set-up is all the task's; one of fixes also holds policies ('Support
+    # Policy'), which come only when they fit the guide's words
+    floor = COVER if task == "Troubleshooting" else FILED_FIT
     best_of: dict[str, Candidate] = {}
     for c in pool:
         if (
             filed_under(c.doc) in folders
-            and c.score >= COVER * best
+            and c.score >= floor * best
             and (c.doc.path, c.index) not in taken
             and not _outdated(c.doc, c.index, timeline)
             and (c.doc.path not in best_of or c.score > best_of[c.doc.path].score)
@@ -990,6 +1024,7 @@ def plan_guide(
     quotable: list[tuple[SourceDoc, int]] | None = None,
     leads: dict[str, str] | None = None,
     read: Counted | None = None,
+    pointing: dict[str, set[str]] | None = None,
 ) -> GuidePlan:
     """The sections of a guide in page order with their phases, and its cross-device table
     (sections chosen by meaning too unless ``by_meaning`` is off: ``search.semantic``)."""
@@ -1012,10 +1047,12 @@ def plan_guide(
     for c in pool:  # an entry's section (a plant's 'Common problems') is about that entry, not the
         if c.doc.path in entries and not terms(c.doc.title) <= asked:  # task, unless the guide names it
             c.score = 0.0
+    fixing = phase_of(guide.title, guide.purpose or "") == "fix"
     chosen_units = choose(guide, pool, timeline)
+    if not fixing:  # a fix that says 'reflash' is no reason to quote the install again
+        chosen_units = with_pointed(chosen_units, pool, pointing or {})
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
-    fixing = phase_of(guide.title, guide.purpose or "") == "fix"
     kept = instructing(kept) if fixing else kept
     kept = without_restatements(without_pointers(with_context(without_namesakes(kept), pool, timeline)))
     # how to start comes before what the newer says

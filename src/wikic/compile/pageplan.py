@@ -746,6 +746,10 @@ def plan_guides(
     (each text is read here first, once, and shared with them)."""
     by_path = {d.path: d for d in docs}
     leads = {d.path: nxt for d in docs if (nxt := leads_on(d, linked or {}))}  # 'What's next?'
+    pointing: dict[str, set[str]] = defaultdict(set)  # a section → the documents its links lead to
+    for path, found in (linked or {}).items():
+        for anchor, _, to, _, _ in found:
+            pointing[f"{path}#{anchor}"].add(to)
 
     devices = [
         (
@@ -766,7 +770,17 @@ def plan_guides(
 
     def one(guide: Guide) -> guides.GuidePlan:
         return guides.plan_guide(
-            guide, docs, pages.superseded, tl, devices, schema.semantic, entries, quotable, leads, read
+            guide,
+            docs,
+            pages.superseded,
+            tl,
+            devices,
+            schema.semantic,
+            entries,
+            quotable,
+            leads,
+            read,
+            pointing,
         )
 
     for guide, found in zip(schema.guides, each(one, list(schema.guides), jobs), strict=True):
