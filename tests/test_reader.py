@@ -2542,3 +2542,18 @@ def test_a_task_guide_takes_its_folder_s_documents_whatever_their_words(
     steps = [x for x in planned if x.startswith("#### Step ")]
     assert "### Storing FarmBot for Winter" in planned and len(steps) >= 7, steps
     assert "### Support Policy" not in _page(farmbot_planned, "wiki/guides/troubleshooting-guide.md")
+
+
+def test_a_device_page_quotes_nothing_its_source_says_of_its_documentation(farmbot_compiled: Path) -> None:
+    """'About the FarmBot Express' opened with 'Announcing: FarmBot Express v1.1 documentation!'
+    and how to pick an older version of the docs: the help site speaking of itself. What the
+    section says of the kit stays."""
+    text = _page(farmbot_compiled, "wiki/devices/farmbot-express.md")
+    for said in (
+        "Announcing: FarmBot Express v1.1 documentation",
+        "version picker",
+        "This documentation covers",
+    ):
+        assert said not in text, said
+    assert "The driving factors behind the design are simplicity, ease-of-setup, and affordability." in text
+    assert "The reference designs shown on this documentation page" in text  # of the bed the kit needs

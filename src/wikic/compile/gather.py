@@ -366,13 +366,17 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
 _NEWS = re.compile(
     r"^(?:today|this (?:week|month|year)),? we(?:'re| are| have) (?:announcing|launching|introducing|releasing)\b"
     r"|\bwe(?:'re| are) (?:excited|thrilled|happy|proud|delighted) to (?:announce|launch|introduce)\b"
-    r"|^the headline feature\b|\bone of our most requested\b",
+    r"|^the headline feature\b|\bone of our most requested\b"
+    # or of the documentation site itself: 'Announcing: … v1.1 documentation!', 'use the version
+    # picker … to select an older version of the docs', 'This documentation covers …'
+    r"|^announcing\b|^this documentation\b|\bversion picker\b|\bversion of the (?:\w+ )?(?:documentation|docs)\b",
     re.IGNORECASE,
 )
 
 
 def _without_news(blocks: list[Block]) -> list[Block]:
-    """The blocks less the sentences that announce the device as news of the day."""
+    """The blocks less the sentences that announce the device as news of the day, or speak of the
+    documentation it is written in."""
     out = []
     for b in blocks:
         if b.kind == "para":
