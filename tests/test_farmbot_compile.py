@@ -40,7 +40,6 @@ def test_farmbot_compiles_into_a_cited_navigable_wiki(
         "device",
         "guide",
         "comparison",
-        "hub",
         "glossary",
         "entity",
         "directory",

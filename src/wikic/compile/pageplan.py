@@ -956,11 +956,12 @@ def plan_entries(
 
 def plan_hubs(pages: _Pages, docs: list[SourceDoc], device_specs: list[PageSpec]) -> None:
     """A hub per family of devices, each model with its defining sentence; none for a family whose
-    sources say of no model what it is (it would be a list of links, which the index already is)."""
+    sources say of fewer than two models what they are (it would be a list of links, which the
+    index already is, under one model's sentence, which its page opens with)."""
     by_path = {d.path: d for d in docs}
     for slug, title, members in device_families(device_specs):
         found = [defining_sentence(s.config["device"], [by_path[p] for p in s.sources]) for s in members]
-        if not any(found):
+        if sum(1 for f in found if f) < 2:
             continue
         models = [[s.path, s.title] + (list(f) if f else []) for s, f in zip(members, found, strict=True)]
         pages.add("hub", slug, title, sorted({f[0] for f in found if f}), {"models": models})
