@@ -2472,6 +2472,12 @@ def test_a_comparison_leaves_out_records_that_state_none_of_its_columns(farmbot_
     about = next(x for x in body_lines(text) if x.startswith("*"))
     assert "Their records give none of these for Pink Oyster Mushroom, Porcini Mushroom" in about, about
     assert "[Shiitake Mushroom]" not in text
+    line = next(
+        x
+        for x in _page(farmbot_planned, "wiki/index.md").splitlines()
+        if "(comparisons/crops-partial-sun.md)" in x
+    )
+    assert "none of these" not in line, line  # the index says what it compares, not what it leaves out
 
 
 def test_a_sentence_is_said_of_every_model_only_when_it_names_each_other_model() -> None:

@@ -578,20 +578,21 @@ def plan_comparisons(
             srcs = list(dict.fromkeys(c.path for _, facts in rows for _, c in facts.values()))
             silent = [d for d, (_, facts) in zip(devices, rows, strict=True) if not facts]
             if srcs:
-                about = comparison_about(comp, comp.fields)
+                about = shown = comparison_about(comp, comp.fields)
                 if silent:  # a row of dashes says nothing: say so once instead
                     about += f" The sources state none of these for the {_names_text([d['title'] for d in silent])}."
-                config = {"comparison": comp.__dict__, "devices": devices, "about": about}
+                config = {"comparison": comp.__dict__, "devices": devices, "about": about, "summary": shown}
                 pages.add("comparison", comp.id, comp.title, srcs, config)
             continue
         rows = comparison_rows(comp, docs)
         known = [f for f in comp.fields if any(not is_unknown(d.meta.get(f)) for d in rows)]
         if rows and known:  # a column no row knows (all 0 or empty) says nothing, nor does such a row
             told = [d for d in rows if any(not is_unknown(d.meta.get(f)) for f in known)]
-            about = comparison_about(comp, known)
+            about = shown = comparison_about(comp, known)
             if len(told) < len(rows):
                 about += f" Their records give none of these for {_names_text([d.title for d in rows if d not in told])}."
-            config = {"comparison": comp.__dict__, "fields": known, "about": about}
+            # the index line says what the table shows, not which rows it leaves out
+            config = {"comparison": comp.__dict__, "fields": known, "about": about, "summary": shown}
             if schema.facts_units:
                 config["units"] = schema.facts_units
             pages.add("comparison", comp.id, comp.title, [d.path for d in told], config)

@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-120"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-121"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -499,7 +499,9 @@ def _comparison(job: PageJob) -> Draft:
         table = facts_comparison(rows, tuple(columns))
     else:
         table = comparison_table([(d.title, d) for d in job.docs.values()], fields, fact_units(job))
-    return _finish(job, [table], names=[r[0].text for r in table.rows][:3])
+    draft = _finish(job, [table], names=[r[0].text for r in table.rows][:3])
+    shown = job.spec.config.get("summary")  # what it sets side by side, not the rows it leaves out
+    return replace(draft, summary=summary_of([shown])) if shown else draft
 
 
 def table_lead(table: Block, rows: int = 2) -> list[Sentence]:
