@@ -296,6 +296,9 @@ def test_a_first_mention_links_but_never_inside_brackets_links_or_code() -> None
     link = _Linker(Navigation(names=((key_of("photo"), "wiki/topics/photos.md"),)), "wiki/topics/x.md")
     for text in ("the “[take photo] - USB” error", "see [a photo](y.md)", "run `photo` now"):
         assert link(text) == text
+    # a bare address: 'https://software.farm.bot/docs/[connecting-farmbot-to-the-internet](…)' broke it
+    for text in ("see https://x.org/docs/photo-tips for more", "at www.x.org/photo now"):
+        assert link(text) == text
     assert link("Take a photo now.") == "Take a [photo](photos.md) now."
     assert link("Another photo.") == "Another photo."  # the first mention in a section only
 

@@ -171,7 +171,11 @@ def relative(href: str, page_path: str) -> str:
 
 
 # links, bracketed text (a link inside would nest brackets), code, fact labels
-_PROTECTED = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:\([^()]*\))?|`[^`]*`|\*\*[^*]+:\*\*")
+# what no name is linked inside: a link, code, a bold label, and a bare address ('https://x.org/docs/
+# connecting-farmbot-to-the-internet' holds a page's title, hyphenated)
+_PROTECTED = re.compile(
+    r"\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:\([^()]*\))?|`[^`]*`|\*\*[^*]+:\*\*|\b(?:https?|ftp)://[^\s<>()\[\]]+|\bwww\.[^\s<>()\[\]]+"
+)
 
 
 _RECORD_IDS = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:, [a-z0-9]+(?:-[a-z0-9]+)*)*")  # 'thai-basil, dill'
