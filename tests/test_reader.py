@@ -2529,6 +2529,10 @@ def test_a_step_that_sends_the_reader_to_a_procedure_brings_it_into_the_guide(
     lines = body_lines(_page(farmbot_planned, "wiki/guides/getting-started-guide.md"))
     heads = [x for x in lines if x.startswith("#")]
     assert heads.index("### FarmBot OS") > heads.index("#### Step 8: Flash FarmBot OS to the microSD card")
+    # and on to what its 'What's next?' leads to, before the web app's tour (a reviewer found
+    # Configurator after 'Schedule events')
+    third = [x for x in heads if x.startswith("### ")]
+    assert third[third.index("### FarmBot OS") + 1] == "### Configurator", third
     assert "#### Step 2. Write FarmBot OS onto the microSD card" in heads
     maintenance = _page(farmbot_compiled, "wiki/guides/maintenance.md")
     assert "Building a Fixed Raised Bed" not in maintenance
@@ -2566,3 +2570,13 @@ def test_a_device_page_quotes_nothing_its_source_says_of_its_documentation(farmb
         assert said not in text, said
     assert "The driving factors behind the design are simplicity, ease-of-setup, and affordability." in text
     assert "The reference designs shown on this documentation page" in text  # of the bed the kit needs
+
+
+def test_a_device_page_quotes_no_promise_of_what_is_to_come() -> None:
+    """The Grove 6 page said 'This change lays the groundwork for longer vacation mode in an
+    upcoming app release …' under 'Vacation mode: up to 21 days', a release that has shipped (a
+    reviewer's worst passage). A device page leaves out what a source promises for later; its
+    release notes keep it where they stand."""
+    assert "upcoming app release" not in _page(REPO, "wiki/devices/grove-6.md")
+    assert "Normal growing still uses the 30-minute cycle." in _page(REPO, "wiki/devices/grove-6.md")
+    assert "upcoming app release" in _page(REPO, "wiki/topics/firmware-releases.md")

@@ -330,7 +330,7 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
             for i, s in enumerate(b.sentences):
                 if names_another(s.text, device, leading=True) or names_every_model(s.text, device):
                     continue
-                if _FIGURE.search(s.text) or points_ahead(plain_inline(s.text)):
+                if _FIGURE.search(s.text) or points_ahead(plain_inline(s.text)) or _NEWS.search(s.text):
                     continue  # quoted apart from its section, it points at nothing ('In these
                     # instructions we show you how to build …', the instructions left on its home)
                 if story and _WRITERS.search(s.text) and not _DIGIT.search(named.sub(" ", s.text)):
@@ -369,14 +369,16 @@ _NEWS = re.compile(
     r"|^the headline feature\b|\bone of our most requested\b"
     # or of the documentation site itself: 'Announcing: … v1.1 documentation!', 'use the version
     # picker … to select an older version of the docs', 'This documentation covers …'
-    r"|^announcing\b|^this documentation\b|\bversion picker\b|\bversion of the (?:\w+ )?(?:documentation|docs)\b",
+    r"|^announcing\b|^this documentation\b|\bversion picker\b|\bversion of the (?:\w+ )?(?:documentation|docs)\b"
+    # or promise what is to come, which a later source tells as done ('… in an upcoming app release')
+    r"|\bupcoming (?:\w+ )?(?:release|update|version)\b|\bin a (?:future|later) (?:release|update|version)\b",
     re.IGNORECASE,
 )
 
 
 def _without_news(blocks: list[Block]) -> list[Block]:
-    """The blocks less the sentences that announce the device as news of the day, or speak of the
-    documentation it is written in."""
+    """The blocks less the sentences that announce the device as news of the day or what is to
+    come, or speak of the documentation they are written in."""
     out = []
     for b in blocks:
         if b.kind == "para":

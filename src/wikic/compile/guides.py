@@ -971,8 +971,8 @@ def order(
     within a phase what the source files under the guide's ``task`` comes first (building the bot
     before the web app's set-up), then the rest; within each, a unit that names another's document
     comes after it, and so does one whose document another's 'What's next?' leads to (``leads``:
-    document → the one it leads on to), else the best-fitting first. A unit is kept together, in
-    its document's order."""
+    document → the one it leads on to), which comes right after it when it can; else the
+    best-fitting first. A unit is kept together, in its document's order."""
     leads = leads or {}
     placed = []
     for unit in units:
@@ -1005,7 +1005,8 @@ def order(
                 )
             ]
             contents = [u for u in ready if any(_lists(u, v) for v in group if v is not u)]
-            nxt = (contents or ready or group)[0]
+            led = [u for u in ready if out and leads.get(out[-1][0].doc.path) == u[0].doc.path]
+            nxt = (contents or led or ready or group)[0]  # 'FarmBot OS' leads on to 'Configurator'
             same = [u for u in todo if u[0].doc.path == nxt[0].doc.path]  # one document's units together
             for u in same:
                 todo.remove(u)
