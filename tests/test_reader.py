@@ -2580,3 +2580,25 @@ def test_a_device_page_quotes_no_promise_of_what_is_to_come() -> None:
     assert "upcoming app release" not in _page(REPO, "wiki/devices/grove-6.md")
     assert "Normal growing still uses the 30-minute cycle." in _page(REPO, "wiki/devices/grove-6.md")
     assert "upcoming app release" in _page(REPO, "wiki/topics/firmware-releases.md")
+
+
+def test_a_home_keeps_its_source_s_heading_depth_and_group_headings() -> None:
+    """A help center heads an article's sections H1 and their parts H2: on the maintenance topic
+    'Add tensioning cables' stood level with 'Maintain bed alignment', which it is part of, and
+    'Provide shade' lost 'Hot weather management', an empty heading over it. Depth is counted
+    from the document's top heading, and an empty heading over deeper ones stays."""
+    from wikic.compile.librarian.extract import home_blocks
+
+    doc = _guide_doc(
+        "m",
+        "Care",
+        "# Care\n\nKeep it well.\n\n# Bed alignment\n\nKeep it square.\n\n## Add cables\n\nTension them.\n\n"
+        "# Hot weather\n\n## Provide shade\n\nShade the box.\n",
+    )
+    heads = [(b.text, b.level) for b in home_blocks(doc, 2) if b.kind == "heading"]
+    assert heads == [("Bed alignment", 3), ("Add cables", 4), ("Hot weather", 3), ("Provide shade", 4)]
+    usual = _guide_doc("u", "Care", "# Care\n\nKeep it.\n\n## Bed\n\nSquare.\n\n### Cables\n\nTension.\n")
+    assert [(b.text, b.level) for b in home_blocks(usual, 2) if b.kind == "heading"] == [
+        ("Bed", 3),
+        ("Cables", 4),
+    ]

@@ -282,10 +282,29 @@ def _above(marked: list, i: int) -> str:
     return next((x[1].strip() for x in reversed(marked[:i]) if x[1].strip()), "")
 
 
-def heading_level(entry_level: int, section: Section) -> int:
-    """A source heading's level on the page: under the entry's heading, H1 and H2 alike one below
-    it, deeper headings keeping their depth, never past H6."""
-    return min(6, entry_level + max(1, section.level - 1))
+def heading_level(entry_level: int, section: Section, top: int = 2) -> int:
+    """A source heading's level on the page: under the entry's heading, the document's top
+    heading level (``top``: H2 under an H1 title, H1 where a help center heads its sections so)
+    one below it, deeper headings keeping their depth below that, never past H6. 'Add tensioning
+    cables' (H2 under the H1 'Maintain bed alignment') stood level with it."""
+    return min(6, entry_level + 1 + max(0, section.level - top))
+
+
+def _groups(doc: SourceDoc, n: int) -> bool:
+    """Whether section ``n``, empty, is the heading of those under it (the next is deeper)."""
+    here = doc.sections[n]
+    return (
+        bool(here.heading)
+        and not here.text.strip()
+        and not is_title_section(doc, here)
+        and n + 1 < len(doc.sections)
+        and doc.sections[n + 1].level > here.level
+    )
+
+
+def top_level(doc: SourceDoc) -> int:
+    """The level of a document's highest heading other than its title (2 when it has none)."""
+    return min((s.level for s in doc.sections if s.heading and not is_title_section(doc, s)), default=2)
 
 
 def is_title_section(doc: SourceDoc, section: Section) -> bool:
@@ -344,11 +363,12 @@ def home_blocks(
     # the section that lists them ('Details'), so that they are found as that section is
     box: list[Block] = [fact_list] if infobox else []
     at = len(blocks)
+    top = top_level(doc)
     described = described_section(doc)
     if described is not None:  # an encyclopedia entry opens with what its record says it is
         blocks += section_content(doc, described)
         at = len(blocks)
-    for section in doc.sections:
+    for n, section in enumerate(doc.sections):
         if section is described:
             continue
         content = section_content(doc, section)
@@ -357,11 +377,17 @@ def home_blocks(
             if box == [fact_list] and content and not is_title_section(doc, section):
                 at = len(blocks)
                 box.insert(
-                    0, Block("heading", text=section.heading, level=heading_level(entry_level, section))
+                    0, Block("heading", text=section.heading, level=heading_level(entry_level, section, top))
+                )
+            elif _groups(doc, n):  # 'Hot weather management' over 'Provide shade' and 'Add heatsinks'
+                blocks.append(
+                    Block("heading", text=section.heading, level=heading_level(entry_level, section, top))
                 )
             continue
         if not is_title_section(doc, section):
-            blocks.append(Block("heading", text=section.heading, level=heading_level(entry_level, section)))
+            blocks.append(
+                Block("heading", text=section.heading, level=heading_level(entry_level, section, top))
+            )
         blocks.extend(body)
     blocks[at:at] = box
     if fact_list is not None and not infobox:  # a few labels (category, tags) close the entry
