@@ -2602,3 +2602,13 @@ def test_a_home_keeps_its_source_s_heading_depth_and_group_headings() -> None:
         ("Bed", 3),
         ("Cables", 4),
     ]
+
+
+def test_a_guide_s_index_line_says_what_it_holds(farmbot_planned: Path) -> None:
+    """The planned guides' index lines were their purposes alone ('Diagnosing and fixing
+    problems.'), which a reviewer found said nothing. A guide's line is its purpose and what it
+    holds, cut to length."""
+    index = _page(farmbot_planned, "wiki/index.md")
+    line = next(x for x in index.splitlines() if "(guides/getting-started-guide.md)" in x)
+    assert "Installing, setting up and connecting. In this guide: Construct the Gantry" in line, line
+    assert len(line.split(" — ", 1)[1].split(" *Keywords:*")[0]) <= 160

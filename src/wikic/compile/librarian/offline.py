@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-125"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-126"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -559,7 +559,11 @@ def _guide(job: PageJob) -> Draft:
             )
             continue
         blocks += without_dangling(_guide_run(job, doc, sections, 3 if staged else 2))
-    return _finish(job, blocks, names=asked_words(job, blocks))
+    draft = _finish(job, blocks, names=asked_words(job, blocks))
+    # its index line: its purpose and what it holds ('Installing, setting up and connecting. In
+    # this guide: Construct the Gantry · …'), cut to length; a short purpose alone told nothing
+    about = job.spec.config.get("about") or ""
+    return replace(draft, summary=summary_of([about])) if about else draft
 
 
 def without_dangling(blocks: list[Block]) -> list[Block]:
