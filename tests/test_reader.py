@@ -2612,3 +2612,15 @@ def test_a_guide_s_index_line_says_what_it_holds(farmbot_planned: Path) -> None:
     line = next(x for x in index.splitlines() if "(guides/getting-started-guide.md)" in x)
     assert "Installing, setting up and connecting. In this guide: Construct the Gantry" in line, line
     assert len(line.split(" — ", 1)[1].split(" *Keywords:*")[0]) <= 160
+
+
+def test_a_device_page_leaves_out_what_a_newer_source_changed() -> None:
+    """The Sprout 3 page quoted the firmware 3.1 notes' 'The low-water alert is unchanged in this
+    release and still triggers at 20%' as a Superseded note under 'Other fixes', and never the
+    current 15% (a reviewer's worst passage). A page gathering what holds of a device leaves out
+    what a newer source changed; the release notes' home keeps the dated note."""
+    for device in ("sprout-3", "grove-6", "canopy-12"):
+        text = _page(REPO, f"wiki/devices/{device}.md")
+        assert "still triggers at 20%" not in text and "**Superseded**" not in text, device
+    assert "Water level readings on the Sprout 3 are smoother" in _page(REPO, "wiki/devices/sprout-3.md")
+    assert "still triggers at 20%" in _page(REPO, "wiki/topics/firmware-releases.md")

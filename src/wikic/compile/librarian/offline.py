@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-126"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-127"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -397,12 +397,16 @@ def gathered_blocks(job: PageJob, device: dict) -> tuple[dict[str, list[Block]],
     brief: dict[str, list[Sentence]] = {}
     brief_homes: dict[str, dict[str, str]] = {}  # where those sentences stand, page by page
     tables: list[tuple[str, str]] = []
+    # what a newer source changed is history, which the statement's home notes as such; a page
+    # that gathers what holds of the device leaves it out ('… still triggers at 20%' of the Sprout 3)
+    stale = {" ".join(o[0].split()) for o in job.nav.outdated}
     for facet, path, anchor in job.spec.config.get("gathered", ()):
         if path in job.superseded_by or path not in job.docs:
             continue
         doc = current_view(job.docs[path], job.superseded_by)
         section = doc.section(anchor)
         units = about_units(doc, section, device, facet) if section is not None else []
+        units = [u for u in (_without(u, stale) for u in units) if u is not None]
         home = _home(job, doc, anchor)
         heading = _shown_heading(doc, section, device) if section is not None else doc.title
         if home is not None and any(_long_table(u) for u in units):
@@ -430,6 +434,16 @@ def gathered_blocks(job: PageJob, device: dict) -> tuple[dict[str, list[Block]],
         if pages:
             by_facet[facet].append(Block("links", text="In context", links=pages))
     return by_facet, tables
+
+
+def _without(block: Block, said: set[str]) -> Block | None:
+    """A paragraph or list less the sentences in ``said``; None when nothing is left."""
+    if block.kind not in ("para", "bullets") or not said:
+        return block
+    kept = tuple(s for s in block.sentences if " ".join(s.text.split()) not in said)
+    if len(kept) == len(block.sentences):
+        return block
+    return replace(block, sentences=kept) if kept else None
 
 
 def _shown_heading(doc: SourceDoc, section: Section, device: dict) -> str:
