@@ -2624,3 +2624,21 @@ def test_a_device_page_leaves_out_what_a_newer_source_changed() -> None:
         assert "still triggers at 20%" not in text and "**Superseded**" not in text, device
     assert "Water level readings on the Sprout 3 are smoother" in _page(REPO, "wiki/devices/sprout-3.md")
     assert "still triggers at 20%" in _page(REPO, "wiki/topics/firmware-releases.md")
+
+
+def test_a_summary_cut_to_length_ends_between_two_items() -> None:
+    """A guide's index line, cut to length, ended inside a question ('How long can vacation mode
+    run with app 5.0? · Vacation mode · How…'): it ends between two items of its contents."""
+    from wikic.compile.librarian.extract import summary_of
+
+    line = "What to do before a trip. In this guide: " + " · ".join(
+        [
+            "How long can vacation mode run with app 5.0?",
+            "Vacation mode",
+            "How long does a full water tank last?",
+        ]
+        * 3
+    )
+    cut = summary_of([line])
+    assert cut.endswith("?…") or cut.endswith("mode…"), cut
+    assert len(cut) <= 160

@@ -1115,8 +1115,9 @@ SUMMARY_CHARS = 160
 
 
 def summary_of(sentences: list[str], limit: int = SUMMARY_CHARS) -> str:
-    """One sentence of at most ``limit`` characters: the first that fits, else the first cut at a
-    clause or word boundary (marked '…')."""
+    """One sentence of at most ``limit`` characters: the first that fits, else the first cut
+    between two items of a contents line, else at a clause or word boundary (marked '…'): a
+    guide's line ended 'My grow light won't turn on. What…'."""
     plain = [" ".join(plain_inline(s).split()) for s in sentences if s.strip()]
     for s in plain:
         if len(s) <= limit:
@@ -1125,7 +1126,7 @@ def summary_of(sentences: list[str], limit: int = SUMMARY_CHARS) -> str:
         return ""
     s = plain[0]
     cut = s[: limit - 1]
-    for mark in ("; ", ", ", " — ", " – ", " "):
+    for mark in (" · ", "; ", ", ", " — ", " – ", " "):
         i = cut.rfind(mark)
         if i > limit // 2:
             return cut[:i].rstrip(" ,;—–") + "…"

@@ -48,7 +48,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-127"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-128"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
