@@ -2642,3 +2642,11 @@ def test_a_summary_cut_to_length_ends_between_two_items() -> None:
     cut = summary_of([line])
     assert cut.endswith("?…") or cut.endswith("mode…"), cut
     assert len(cut) <= 160
+
+
+def test_a_device_page_quotes_no_part_of_a_pair_without_its_sibling(farmbot_compiled: Path) -> None:
+    """The Genesis page quoted 'Sequence 2: Plant one seed for every plant in the group' of 'Plant
+    Your First Garden' for its 'Genesis kits only', meaningless without Sequence 1 (review L's
+    worst FarmBot passage). A numbered part beside a sibling reads only in its document."""
+    text = _page(farmbot_compiled, "wiki/devices/farmbot-genesis.md")
+    assert "Sequence 2: Plant one seed" not in text

@@ -232,7 +232,7 @@ _HISTORY = re.compile(
 
 
 _NUMBERED = re.compile(r"^(\D+?)\s*#?\d+\b")  # 'Code 10', 'LED 4 (custom)', 'Error #42'
-SERIES = 3  # headings of one series beside each other, at least, that make a reference list
+SERIES = 2  # headings of one series beside each other, at least, that make a list of parts
 
 
 def _series(doc: SourceDoc) -> Counter:
@@ -244,8 +244,9 @@ def _series(doc: SourceDoc) -> Counter:
 def in_series(section: Section, series: Counter) -> bool:
     """Whether a section is one entry of a numbered reference list beside it (``series``, its
     document's ``_series``): 'LED 3' of the electronics box's LEDs, 'Code 10' of 'Code 0' …
-    'Code 31', not a step. Two of a box's LEDs on a device page read as all there is; the list's
-    page holds them all."""
+    'Code 31', or a part beside its siblings ('Sequence 2' of 'Plant Your First Garden'), not a
+    step. Two of a box's LEDs on a device page read as all there is, and a second sequence
+    without the first as nothing; the list's page holds them all."""
     m = _NUMBERED.match(section.heading)
     return (
         m is not None
