@@ -294,11 +294,12 @@ def compile_changed(
     than one job, layer 1 goes into the index in a process of its own while the pages are
     planned and written (``update_layer1``), and the pages go in, in another, while the compile
     is recorded (coverage, log, state)."""
-    docs, skipped = parse_layer1(root, inputs, report, jobs)
+    # the embedding is loaded once, before the fork: the indexing process and the planner share
+    # it; while the documents are parsed in processes, this one would wait for them idle
+    loading = schema.semantic and jobs > 1 and not dry_run
+    docs, skipped = parse_layer1(root, inputs, report, jobs, load_embedding if loading else None)
     indexed = indexed_pages(root)  # read before layer 1 is written into the index alongside
     layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
-    if schema.semantic and jobs > 1 and not dry_run:
-        load_embedding()  # once, before the fork: the indexing process and the planner share it
     with ahead(layer1, enabled=jobs > 1 and not dry_run) as indexing:
         work = plan_work(root, inputs, docs, skipped, schema, lib, report, jobs)
         if pages is not None or limit is not None:
@@ -345,12 +346,17 @@ def indexed_ahead(
 
 
 def parse_layer1(
-    root: Path, inputs: Inputs, report: CompileReport, jobs: int
+    root: Path,
+    inputs: Inputs,
+    report: CompileReport,
+    jobs: int,
+    meanwhile: Callable[[], object] | None = None,
 ) -> tuple[dict[str, SourceDoc], dict[str, str]]:
-    """Layer 1 parsed (in ``jobs`` processes when it is large): {path: document}, and the files
-    that cannot be read, with why (noted in ``report``)."""
+    """Layer 1 parsed (in ``jobs`` processes when it is large, while this one calls
+    ``meanwhile``): {path: document}, and the files that cannot be read, with why (noted in
+    ``report``)."""
     skipped: dict[str, str] = {}
-    docs_list = load_layer1(root, inputs.files, skipped, jobs)
+    docs_list = load_layer1(root, inputs.files, skipped, jobs, meanwhile)
     inputs.files = {}  # parsed: the bytes are not needed again
     report.unreadable = list(skipped.values())
     return {d.path: d for d in docs_list}, skipped

@@ -90,29 +90,51 @@ def _slice(bounds: tuple[int, int]) -> Any:
 
 
 def slices(
-    fn: Callable[[Sequence[T]], R], items: Sequence[T], jobs: int, per_job: int = 4, least: int = 2
+    fn: Callable[[Sequence[T]], R],
+    items: Sequence[T],
+    jobs: int,
+    per_job: int = 4,
+    least: int = 2,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[R]:
     """``fn`` over consecutive slices of ``items`` that together cover them, in order: about
     ``per_job`` slices per process in ``jobs`` forked processes, or one slice here when there are
-    fewer than ``least`` items for each process (forking costs more than cheap work saves)."""
+    fewer than ``least`` items for each process (forking costs more than cheap work saves).
+    ``meanwhile`` is called here once the processes are at work (this one would wait idle), or
+    first when the work is done here."""
     global _WORK
     n = len(items)
     if jobs <= 1 or n < max(2, least) * jobs or not can_fork():
+        if meanwhile is not None:
+            meanwhile()
         return [fn(items)]
     k = min(n, jobs * per_job)
     cuts = [n * i // k for i in range(k + 1)]
     _WORK = (fn, items)
     try:
         with forked(jobs) as pool:
-            return pool.map(_slice, list(zip(cuts, cuts[1:])), chunksize=1)
+            found = pool.map_async(_slice, list(zip(cuts, cuts[1:])), chunksize=1)
+            if meanwhile is not None:
+                meanwhile()
+            return found.get()
     finally:
         _WORK = None
 
 
-def each(fn: Callable[[T], R], items: Sequence[T], jobs: int, least: int = 2) -> list[R]:
+def each(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    jobs: int,
+    least: int = 2,
+    meanwhile: Callable[[], object] | None = None,
+) -> list[R]:
     """``fn`` of every item, in order (see ``slices``)."""
     return [
-        r for part in slices(lambda chunk: [fn(x) for x in chunk], items, jobs, least=least) for r in part
+        r
+        for part in slices(
+            lambda chunk: [fn(x) for x in chunk], items, jobs, least=least, meanwhile=meanwhile
+        )
+        for r in part
     ]
 
 
