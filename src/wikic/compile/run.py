@@ -301,7 +301,9 @@ def compile_changed(
     indexed = indexed_pages(root)  # read before layer 1 is written into the index alongside
     layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
     with ahead(layer1, enabled=jobs > 1 and not dry_run) as indexing:
-        work = plan_work(root, inputs, docs, skipped, schema, lib, report, jobs)
+        # the indexing takes a core: the plan's processes would only take turns with it on that
+        # one, each copying what it reads and sending its part back (a core less: 2 → 1, none forked)
+        work = plan_work(root, inputs, docs, skipped, schema, lib, report, jobs - (indexing is not None))
         if pages is not None or limit is not None:
             work.jobs, report.skipped = select_jobs(work.jobs, work.plan, pages, limit)
             work.to_remove = []
