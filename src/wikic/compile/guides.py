@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -150,10 +151,12 @@ def quotable_sections(
 
 
 def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Candidate]:
+    staff: dict[str, bool] = {}  # per document, asked once for all its sections
     return [
         Candidate(d, i)
         for d, i in quotable
-        if (not guide.sources or d.source in guide.sources) and not for_staff(d)
+        if (not guide.sources or d.source in guide.sources)
+        and not (staff[d.path] if d.path in staff else staff.setdefault(d.path, for_staff(d)))
     ]
 
 
@@ -218,7 +221,10 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
         read = Counted([guide])
     wanted = terms(f"{guide.title} {guide.query}")
     own = [_own_headings(c.doc, c.index) for c in pool]
-    df = Counter(t for c, h in zip(pool, own, strict=True) for t in terms(f"{c.doc.title} {h}"))
+    asked_in = _asked_in(wanted)
+    # in how many sections' titles and headings each of the guide's words is (no other word's
+    # rarity is asked): each title and heading read once however many sections share it
+    df = Counter(t for c, h in zip(pool, own, strict=True) for t in asked_in(c.doc.title) | asked_in(h))
     n = len(pool)
 
     def rarity(t: str) -> float:
@@ -227,7 +233,7 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
     full = 2 * sum(rarity(t) for t in wanted) / max(1, len(wanted))  # two average words
 
     def fit(text: str) -> float:
-        return min(1.0, sum(rarity(t) for t in terms(text) & wanted) / full) if full else 0.0
+        return min(1.0, sum(rarity(t) for t in asked_in(text)) / full) if full else 0.0
 
     by_section = lexical_counted(query, [read.section(c.doc, c.index) for c in pool])
     docs = list({c.doc.path: c.doc for c in pool}.values())
@@ -278,6 +284,18 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
         c.score += PER_DEVICE * c.per_device
 
 
+def _asked_in(wanted: set[str]) -> Callable[[str], set[str]]:
+    """The words of ``wanted`` a text has (``terms``), worked out once per distinct text."""
+    found: dict[str, set[str]] = {}
+
+    def asked_in(text: str) -> set[str]:
+        if text not in found:
+            found[text] = terms(text) & wanted
+        return found[text]
+
+    return asked_in
+
+
 ELSEWHERE = 0.6  # how much less a section fits when its document is filed under another task
 TASKS = frozenset({"Set-up", "Maintenance", "Specifications"})  # the filings that say which task
 
@@ -291,8 +309,11 @@ def elsewhere(guide: Guide, pool: list[Candidate]) -> None:
     task = words_facet(f"{guide.title} {guide.purpose}")
     if task not in TASKS:
         return
+    facets: dict[str, str | None] = {}  # per document, read once for all its sections
     for c in pool:
-        filed = filed_facet(c.doc)
+        if c.doc.path not in facets:
+            facets[c.doc.path] = filed_facet(c.doc)
+        filed = facets[c.doc.path]
         if filed in TASKS and filed != task:
             c.score *= ELSEWHERE
 
