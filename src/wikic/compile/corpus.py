@@ -18,14 +18,14 @@ from functools import cached_property
 
 from ..core.markdown import STOPWORDS, words
 from ..core.models import SourceDoc
-from ..core.pool import LIGHT, slices
+from ..core.pool import LIGHT, Jobs, slices
 from .citations import stem
 from .librarian.extract import Vocabulary
 from .timeline import sentences_of
 
 
 class Corpus:
-    def __init__(self, docs: list[SourceDoc], superseded: dict[str, str], jobs: int = 1):
+    def __init__(self, docs: list[SourceDoc], superseded: dict[str, str], jobs: Jobs = 1):
         self.docs = docs
         self.current = [d for d in docs if d.path not in superseded]
         self.jobs = jobs  # processes reading the documents

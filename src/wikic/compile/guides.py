@@ -32,7 +32,7 @@ from ..core.bm25 import counted, tokens
 from ..core.facts import field_label, filed_under, for_staff
 from ..core.markdown import STOPWORDS, plain_inline, words
 from ..core.models import SourceDoc
-from ..core.pool import each
+from ..core.pool import Jobs, each
 from ..core.words import FIRST_PERSON
 from . import versions
 from .citations import stem
@@ -180,7 +180,7 @@ class Counted:
             self.docs[doc.path] = counted(_whole_text(doc), self.wanted)
         return self.docs[doc.path]
 
-    def read_all(self, quotable: list[tuple[SourceDoc, int]], jobs: int = 1) -> None:
+    def read_all(self, quotable: list[tuple[SourceDoc, int]], jobs: Jobs = 1) -> None:
         """Read every quotable section and its document now, in ``jobs`` processes (before guides
         are planned in processes forked from this one, which then share what was read)."""
         wanted = self.wanted

@@ -30,7 +30,7 @@ from ..core.facts import facts as field_facts
 from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, github_slug, is_navigation, plain_inline, readable, unnumbered
 from ..core.models import SourceDoc
-from ..core.pool import each
+from ..core.pool import Jobs, each, now
 from ..core.words import FIRST_PERSON
 from . import grouping, guides, versions
 from .corpus import Corpus
@@ -483,7 +483,7 @@ class _Pages:
         return out
 
 
-def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
+def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: Jobs = 1) -> Plan:
     """Every page of the wiki and the sources each is made from, in a fixed order: devices,
     comparisons, guides, topics (the home of every other source), device families; then what
     the whole KB yields (the timeline, disagreements, the change list, the glossary, links).
@@ -705,7 +705,7 @@ def plan_guides(
     tl: Timeline,
     device_specs: list[PageSpec],
     linked: dict | None = None,
-    jobs: int = 1,
+    jobs: Jobs = 1,
 ) -> None:
     """A page for each guide that finds sections to quote; ``jobs`` processes plan the guides
     (each text is read here first, once, and shared with them)."""
@@ -726,7 +726,7 @@ def plan_guides(
     # known to the processes forked later, and only a few indexes would come back from them
     quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
     read = guides.Counted(list(schema.guides))  # each text read once for every guide
-    if jobs > 1:
+    if now(jobs) > 1:
         read.read_all(quotable, jobs)
 
     def one(guide: Guide) -> guides.GuidePlan:
@@ -1135,7 +1135,7 @@ class Subjects:
 
 
 def find_subjects(
-    the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = (), jobs: int = 1
+    the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = (), jobs: Jobs = 1
 ) -> Subjects:
     """Anchor every source's entry on its home, and scan every current document once for the
     names of devices and entries (and ``extra`` names, such as glossary terms).

@@ -25,7 +25,7 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import SourceDoc
-from ..core.pool import LIGHT, Ahead, ahead, default_jobs, frozen_heap, slices
+from ..core.pool import LIGHT, Ahead, Jobs, ahead, default_jobs, frozen_heap, slices
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
 from . import workers
 from .citations import Verifier
@@ -300,10 +300,12 @@ def compile_changed(
     docs, skipped = parse_layer1(root, inputs, report, jobs, load_embedding if loading else None)
     indexed = indexed_pages(root)  # read before layer 1 is written into the index alongside
     layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
-    with ahead(layer1, enabled=jobs > 1 and not dry_run) as indexing:
-        # the indexing takes a core: the plan's processes would only take turns with it on that
-        # one, each copying what it reads and sending its part back (a core less: 2 → 1, none forked)
-        work = plan_work(root, inputs, docs, skipped, schema, lib, report, jobs - (indexing is not None))
+    with ahead(layer1, enabled=jobs > 1 and not dry_run, niceness=0) as indexing:
+        # the indexing takes a core, at the compile's own priority; until it is done, the plan's
+        # processes would only take turns with it there, each copying what it reads and sending
+        # its part back: a pass of the plan takes a core less (2 cores: none forked)
+        cores: Jobs = jobs if indexing is None else lambda: jobs - (not indexing.done())
+        work = plan_work(root, inputs, docs, skipped, schema, lib, report, cores)
         if pages is not None or limit is not None:
             work.jobs, report.skipped = select_jobs(work.jobs, work.plan, pages, limit)
             work.to_remove = []
@@ -397,10 +399,10 @@ def plan_work(
     schema: WikiSchema,
     lib: Librarian,
     report: CompileReport,
-    jobs: int = 1,
+    jobs: Jobs = 1,
 ) -> Work:
     """Plan every page of ``docs`` (in ``jobs`` processes where the plan reads each document on
-    its own), and keep the pages whose fingerprint changed (or whose page was edited by hand
+    its own; a callable says how many at each such pass), and keep the pages whose fingerprint changed (or whose page was edited by hand
     since the last compile wrote it); a page made from a file of ``skipped`` is kept as it is.
     The planner embeds the few texts it compares by meaning itself."""
     docs_list = list(docs.values())

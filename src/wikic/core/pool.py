@@ -78,6 +78,14 @@ def forked(jobs: int) -> Iterator[Pool]:
         yield pool
 
 
+Jobs = int | Callable[[], int]  # how many processes; a callable is asked at each pass (how many now)
+
+
+def now(jobs: Jobs) -> int:
+    """How many processes ``jobs`` gives a pass starting now."""
+    return jobs() if callable(jobs) else jobs
+
+
 # documents per process below which a light pass over each (counting its words, splitting its
 # sentences) runs in this process: forking the pool and sending results back cost more than it saves
 LIGHT = 400
@@ -92,7 +100,7 @@ def _slice(bounds: tuple[int, int]) -> Any:
 def slices(
     fn: Callable[[Sequence[T]], R],
     items: Sequence[T],
-    jobs: int,
+    jobs: Jobs,
     per_job: int = 4,
     least: int = 2,
     meanwhile: Callable[[], object] | None = None,
@@ -103,7 +111,7 @@ def slices(
     ``meanwhile`` is called here once the processes are at work (this one would wait idle), or
     first when the work is done here."""
     global _WORK
-    n = len(items)
+    n, jobs = len(items), now(jobs)
     if jobs <= 1 or n < max(2, least) * jobs or not can_fork():
         if meanwhile is not None:
             meanwhile()
@@ -124,7 +132,7 @@ def slices(
 def each(
     fn: Callable[[T], R],
     items: Sequence[T],
-    jobs: int,
+    jobs: Jobs,
     least: int = 2,
     meanwhile: Callable[[], object] | None = None,
 ) -> list[R]:
@@ -205,6 +213,10 @@ class Ahead:
             self.why = value
             return None
         return value
+
+    def done(self) -> bool:
+        """Whether ``fn`` is over (``result()`` would not wait); True when nothing runs ahead."""
+        return self._reader is None or self._reader.poll()
 
     def stop(self) -> None:
         """End it if it is still running (the caller gave up waiting, on an error)."""
