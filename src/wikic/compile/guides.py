@@ -163,12 +163,13 @@ def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Cand
 class Counted:
     """The texts the guides score by words, read once per plan however many guides score them:
     each section under its own headings and each whole document, as its length and its counts
-    of the words any of ``guides`` is asked by (``bm25.counted``)."""
+    of the words any of ``guides`` is asked by (``bm25.counted``); ``docs``: the documents
+    counted so already, by path (``corpus.Corpus.counted``)."""
 
-    def __init__(self, guides: list[Guide]):
-        self.wanted = frozenset(t for g in guides for t in tokens(asked(g)))
+    def __init__(self, guides: list[Guide], docs: dict[str, tuple[int, dict[str, int]]] | None = None):
+        self.wanted = asked_words(guides)
         self.sections: dict[tuple[str, int], tuple[int, dict[str, int]]] = {}
-        self.docs: dict[str, tuple[int, dict[str, int]]] = {}
+        self.docs: dict[str, tuple[int, dict[str, int]]] = dict(docs or {})
 
     def section(self, doc: SourceDoc, i: int) -> tuple[int, dict[str, int]]:
         if (doc.path, i) not in self.sections:
@@ -184,7 +185,7 @@ class Counted:
         """Read every quotable section and its document now, in ``jobs`` processes (before guides
         are planned in processes forked from this one, which then share what was read)."""
         wanted = self.wanted
-        docs = list({d.path: d for d, _ in quotable}.values())
+        docs = [d for d in {d.path: d for d, _ in quotable}.values() if d.path not in self.docs]
         sections = each(lambda di: counted(_section_text(*di), wanted), quotable, jobs)
         self.sections.update(zip(((d.path, i) for d, i in quotable), sections, strict=True))
         whole = each(lambda d: counted(_whole_text(d), wanted), docs, jobs)
@@ -203,6 +204,11 @@ def _whole_text(doc: SourceDoc) -> str:
 def _own_headings(doc: SourceDoc, i: int) -> str:
     """The headings over a section, itself included, but its document's title."""
     return " ".join(h for h in doc.sections[i].path if h != doc.title)
+
+
+def asked_words(guides: list[Guide]) -> frozenset[str]:
+    """The words any of ``guides`` is asked by (the tokens texts are counted for)."""
+    return frozenset(t for g in guides for t in tokens(asked(g)))
 
 
 def asked(guide: Guide) -> str:

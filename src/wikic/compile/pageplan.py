@@ -497,10 +497,10 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: Jobs = 1) -> Plan:
     }
     device_specs = plan_devices(pages, schema, docs, facts_config)
     notes = plan_comparisons(pages, schema, docs, device_specs)
-    corpus = Corpus(docs, superseded, jobs)
+    corpus = Corpus(docs, superseded, jobs, guides.asked_words(list(schema.guides)))
     tl = timeline(docs, superseded, corpus.said, corpus.stems)
     linked = source_links(docs)
-    plan_guides(pages, schema, docs, tl, device_specs, linked, jobs)
+    plan_guides(pages, schema, docs, tl, device_specs, linked, jobs, corpus.counted)
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
     pool = topic_pool(docs, superseded, homed, reasons)
@@ -706,9 +706,11 @@ def plan_guides(
     device_specs: list[PageSpec],
     linked: dict | None = None,
     jobs: Jobs = 1,
+    counted: dict[str, tuple[int, dict[str, int]]] | None = None,
 ) -> None:
     """A page for each guide that finds sections to quote; ``jobs`` processes plan the guides
-    (each text is read here first, once, and shared with them)."""
+    (each text is read here first, once, and shared with them; ``counted``: the documents read
+    for the guides' words already, ``corpus.Corpus.counted``)."""
     by_path = {d.path: d for d in docs}
     leads = {d.path: nxt for d in docs if (nxt := leads_on(d, linked or {}))}  # 'What's next?'
 
@@ -725,7 +727,7 @@ def plan_guides(
     # here, not in processes: what it reads of each section (its sentences, its blocks) is then
     # known to the processes forked later, and only a few indexes would come back from them
     quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
-    read = guides.Counted(list(schema.guides))  # each text read once for every guide
+    read = guides.Counted(list(schema.guides), counted)  # each text read once for every guide
     if now(jobs) > 1:
         read.read_all(quotable, jobs)
 
