@@ -11,7 +11,7 @@ import gc
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path, PurePosixPath
 
 from .. import __version__
@@ -79,8 +79,9 @@ def fingerprint(
     """Everything a page is made from: its spec, its sources' hashes, the shared schema and rules,
     the backend, the wikic version, and its links to other pages (names, see also, backlinks)."""
     inputs = [(p, docs[p].sha256) for p in spec.sources if p in docs]
+    links = {f.name: getattr(nav, f.name) for f in fields(nav)}  # tuples of strings: no deep copy
     return sha256_tag(
-        canonical_json([spec.spec_hash, inputs, schema.hash, lib.name, lib.model, __version__, asdict(nav)])
+        canonical_json([spec.spec_hash, inputs, schema.hash, lib.name, lib.model, __version__, links])
     )
 
 
