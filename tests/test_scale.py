@@ -493,9 +493,10 @@ def test_guides_planned_in_processes_are_the_guides_planned_in_one(monkeypatch: 
     small = len(pools)  # the example's 365 sections: its guides are planned here
     monkeypatch.setattr(pageplan, "GUIDES_IN_PROCESSES", 0)
     forked = pageplan.plan(docs, schema, jobs=2)
-    # the same forks, and the guides': their texts read (sections, then documents), then planned
-    # (their quotable sections are found here: it is what the pages read of them later too)
-    assert len(pools) == 2 * small + 3
+    # the same forks, and the guides': their sections read, then planned (their documents were
+    # read with the corpus's words; their quotable sections are found here: it is what the pages
+    # read of them later too)
+    assert len(pools) == 2 * small + 2
     guides = [s for s in forked.pages if s.type == "guide"]
     assert len(guides) == len(schema.guides) >= 2
     assert forked.pages == alone.pages

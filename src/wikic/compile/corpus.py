@@ -16,28 +16,39 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
 
+from ..core.bm25 import counted_words
 from ..core.markdown import STOPWORDS, words
 from ..core.models import SourceDoc
-from ..core.pool import LIGHT, slices
+from ..core.pool import LIGHT, Jobs, slices
 from .citations import stem
 from .librarian.extract import Vocabulary
 from .timeline import sentences_of
 
 
 class Corpus:
-    def __init__(self, docs: list[SourceDoc], superseded: dict[str, str], jobs: int = 1):
+    def __init__(
+        self,
+        docs: list[SourceDoc],
+        superseded: dict[str, str],
+        jobs: Jobs = 1,
+        asked: frozenset[str] = frozenset(),
+    ):
         self.docs = docs
         self.current = [d for d in docs if d.path not in superseded]
         self.jobs = jobs  # processes reading the documents
         counts: Counter = Counter()
         stems: Counter = Counter()
         pairs: Counter = Counter()
-        for words_part, stems_part, pairs_part in slices(
-            lambda part: _frequencies(part, superseded), docs, jobs, least=LIGHT
+        # per document, its title and text as ``bm25.counted`` gives them for the ``asked`` words
+        # (the guides'), read in the same pass as its words
+        self.counted: dict[str, tuple[int, dict[str, int]]] = {}
+        for words_part, stems_part, pairs_part, counted_part in slices(
+            lambda part: _frequencies(part, superseded, asked), docs, jobs, least=LIGHT
         ):
             counts.update(words_part)
             stems.update(stems_part)
             pairs.update(pairs_part)
+            self.counted.update(counted_part)
         self.vocabulary = Vocabulary(len(docs), counts)
         self.stems = stems  # ``timeline.document_frequencies`` of the current documents
         compounds: dict[str, set[str]] = {}
@@ -60,16 +71,22 @@ COMPOUND_DOCS = 2  # documents that write a two-word name capitalised, for it to
 _PAIR = re.compile(r"(?<=[\w,;)'\"] )([A-Z][a-z]{2,}) (?=([A-Z][A-Za-z0-9]*)\b)")
 
 
-def _frequencies(docs: Sequence[SourceDoc], superseded: dict[str, str]) -> tuple[Counter, Counter, Counter]:
+def _frequencies(
+    docs: Sequence[SourceDoc], superseded: dict[str, str], asked: frozenset[str] = frozenset()
+) -> tuple[Counter, Counter, Counter, dict[str, tuple[int, dict[str, int]]]]:
     """In how many of ``docs`` each word occurs, in how many current ones each word stem, and in
     how many each capitalised pair of words (the first by its stem, the second in lower case) is
-    written in running text."""
+    written in running text; and with ``asked`` words, each document counted for them."""
     counts: Counter = Counter()
     stems: Counter = Counter()
     pairs: Counter = Counter()
+    counted: dict[str, tuple[int, dict[str, int]]] = {}
     stem_of: dict[str, str] = {}
     for d in docs:
-        found = set(words(d.title + " " + d.body))
+        said = words(d.title + " " + d.body)
+        if asked:
+            counted[d.path] = counted_words(said, asked)
+        found = set(said)
         found -= STOPWORDS
         counts.update(found)
         if d.path not in superseded:
@@ -78,4 +95,4 @@ def _frequencies(docs: Sequence[SourceDoc], superseded: dict[str, str]) -> tuple
             x for s in d.sections for x in s.text.splitlines() if not x.lstrip().startswith("#")
         )
         pairs.update({(stem(a.lower()), b.lower()) for a, b in _PAIR.findall(prose)})
-    return counts, stems, pairs
+    return counts, stems, pairs, counted

@@ -118,7 +118,14 @@ PROSE_KINDS = ("para", "bullets", "steps", "note")  # blocks made of cited sente
 
 
 def _cite_links(cites: tuple[Citation, ...], page_path: str) -> str:
-    return " ".join(f"[{c.label}]({c.href(page_path)})" for c in sorted(set(cites)))
+    if len(cites) == 1:  # most sentences cite one section
+        return _cite_link(cites[0], page_path)
+    return " ".join(_cite_link(c, page_path) for c in sorted(set(cites)))
+
+
+@lru_cache(maxsize=1 << 16)  # a page quotes several sentences of each section it cites
+def _cite_link(cite: Citation, page_path: str) -> str:
+    return f"[{cite.label}]({cite.href(page_path)})"
 
 
 def escape_cell(text: str) -> str:

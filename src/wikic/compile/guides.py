@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -31,7 +32,7 @@ from ..core.bm25 import counted, tokens
 from ..core.facts import field_label, filed_under, for_staff
 from ..core.markdown import STOPWORDS, plain_inline, words
 from ..core.models import SourceDoc
-from ..core.pool import each
+from ..core.pool import Jobs, each
 from ..core.words import FIRST_PERSON
 from . import versions
 from .citations import stem
@@ -150,22 +151,25 @@ def quotable_sections(
 
 
 def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Candidate]:
+    staff: dict[str, bool] = {}  # per document, asked once for all its sections
     return [
         Candidate(d, i)
         for d, i in quotable
-        if (not guide.sources or d.source in guide.sources) and not for_staff(d)
+        if (not guide.sources or d.source in guide.sources)
+        and not (staff[d.path] if d.path in staff else staff.setdefault(d.path, for_staff(d)))
     ]
 
 
 class Counted:
     """The texts the guides score by words, read once per plan however many guides score them:
     each section under its own headings and each whole document, as its length and its counts
-    of the words any of ``guides`` is asked by (``bm25.counted``)."""
+    of the words any of ``guides`` is asked by (``bm25.counted``); ``docs``: the documents
+    counted so already, by path (``corpus.Corpus.counted``)."""
 
-    def __init__(self, guides: list[Guide]):
-        self.wanted = frozenset(t for g in guides for t in tokens(asked(g)))
+    def __init__(self, guides: list[Guide], docs: dict[str, tuple[int, dict[str, int]]] | None = None):
+        self.wanted = asked_words(guides)
         self.sections: dict[tuple[str, int], tuple[int, dict[str, int]]] = {}
-        self.docs: dict[str, tuple[int, dict[str, int]]] = {}
+        self.docs: dict[str, tuple[int, dict[str, int]]] = dict(docs or {})
 
     def section(self, doc: SourceDoc, i: int) -> tuple[int, dict[str, int]]:
         if (doc.path, i) not in self.sections:
@@ -177,11 +181,11 @@ class Counted:
             self.docs[doc.path] = counted(_whole_text(doc), self.wanted)
         return self.docs[doc.path]
 
-    def read_all(self, quotable: list[tuple[SourceDoc, int]], jobs: int = 1) -> None:
+    def read_all(self, quotable: list[tuple[SourceDoc, int]], jobs: Jobs = 1) -> None:
         """Read every quotable section and its document now, in ``jobs`` processes (before guides
         are planned in processes forked from this one, which then share what was read)."""
         wanted = self.wanted
-        docs = list({d.path: d for d, _ in quotable}.values())
+        docs = [d for d in {d.path: d for d, _ in quotable}.values() if d.path not in self.docs]
         sections = each(lambda di: counted(_section_text(*di), wanted), quotable, jobs)
         self.sections.update(zip(((d.path, i) for d, i in quotable), sections, strict=True))
         whole = each(lambda d: counted(_whole_text(d), wanted), docs, jobs)
@@ -202,6 +206,11 @@ def _own_headings(doc: SourceDoc, i: int) -> str:
     return " ".join(h for h in doc.sections[i].path if h != doc.title)
 
 
+def asked_words(guides: list[Guide]) -> frozenset[str]:
+    """The words any of ``guides`` is asked by (the tokens texts are counted for)."""
+    return frozenset(t for g in guides for t in tokens(asked(g)))
+
+
 def asked(guide: Guide) -> str:
     """What a guide is asked by: its title, purpose and query."""
     return f"{guide.title} {guide.purpose} {guide.query}"
@@ -218,7 +227,10 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
         read = Counted([guide])
     wanted = terms(f"{guide.title} {guide.query}")
     own = [_own_headings(c.doc, c.index) for c in pool]
-    df = Counter(t for c, h in zip(pool, own, strict=True) for t in terms(f"{c.doc.title} {h}"))
+    asked_in = _asked_in(wanted)
+    # in how many sections' titles and headings each of the guide's words is (no other word's
+    # rarity is asked): each title and heading read once however many sections share it
+    df = Counter(t for c, h in zip(pool, own, strict=True) for t in asked_in(c.doc.title) | asked_in(h))
     n = len(pool)
 
     def rarity(t: str) -> float:
@@ -227,7 +239,7 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
     full = 2 * sum(rarity(t) for t in wanted) / max(1, len(wanted))  # two average words
 
     def fit(text: str) -> float:
-        return min(1.0, sum(rarity(t) for t in terms(text) & wanted) / full) if full else 0.0
+        return min(1.0, sum(rarity(t) for t in asked_in(text)) / full) if full else 0.0
 
     by_section = lexical_counted(query, [read.section(c.doc, c.index) for c in pool])
     docs = list({c.doc.path: c.doc for c in pool}.values())
@@ -278,6 +290,18 @@ def score(guide: Guide, pool: list[Candidate], by_meaning: bool = True, read: Co
         c.score += PER_DEVICE * c.per_device
 
 
+def _asked_in(wanted: set[str]) -> Callable[[str], set[str]]:
+    """The words of ``wanted`` a text has (``terms``), worked out once per distinct text."""
+    found: dict[str, set[str]] = {}
+
+    def asked_in(text: str) -> set[str]:
+        if text not in found:
+            found[text] = terms(text) & wanted
+        return found[text]
+
+    return asked_in
+
+
 ELSEWHERE = 0.6  # how much less a section fits when its document is filed under another task
 TASKS = frozenset({"Set-up", "Maintenance", "Specifications"})  # the filings that say which task
 
@@ -291,8 +315,11 @@ def elsewhere(guide: Guide, pool: list[Candidate]) -> None:
     task = words_facet(f"{guide.title} {guide.purpose}")
     if task not in TASKS:
         return
+    facets: dict[str, str | None] = {}  # per document, read once for all its sections
     for c in pool:
-        filed = filed_facet(c.doc)
+        if c.doc.path not in facets:
+            facets[c.doc.path] = filed_facet(c.doc)
+        filed = facets[c.doc.path]
         if filed in TASKS and filed != task:
             c.score *= ELSEWHERE
 

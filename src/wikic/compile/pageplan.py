@@ -30,7 +30,7 @@ from ..core.facts import facts as field_facts
 from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, github_slug, is_navigation, plain_inline, readable, unnumbered
 from ..core.models import SourceDoc
-from ..core.pool import each
+from ..core.pool import Jobs, each, now
 from ..core.words import FIRST_PERSON
 from . import grouping, guides, versions
 from .corpus import Corpus
@@ -484,7 +484,7 @@ class _Pages:
         return out
 
 
-def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
+def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: Jobs = 1) -> Plan:
     """Every page of the wiki and the sources each is made from, in a fixed order: devices,
     comparisons, guides, topics (the home of every other source), device families; then what
     the whole KB yields (the timeline, disagreements, the change list, the glossary, links).
@@ -498,10 +498,10 @@ def plan(docs: list[SourceDoc], schema: WikiSchema, jobs: int = 1) -> Plan:
     }
     device_specs = plan_devices(pages, schema, docs, facts_config)
     notes = plan_comparisons(pages, schema, docs, device_specs)
-    corpus = Corpus(docs, superseded, jobs)
+    corpus = Corpus(docs, superseded, jobs, guides.asked_words(list(schema.guides)))
     tl = timeline(docs, superseded, corpus.said, corpus.stems)
     linked = source_links(docs)
-    plan_guides(pages, schema, docs, tl, device_specs, linked, jobs)
+    plan_guides(pages, schema, docs, tl, device_specs, linked, jobs, corpus.counted)
     homed = {p for s in device_specs for p in s.config["spec_paths"]}
     reasons: dict[str, str] = {}
     pool = topic_pool(docs, superseded, homed, reasons)
@@ -741,10 +741,12 @@ def plan_guides(
     tl: Timeline,
     device_specs: list[PageSpec],
     linked: dict | None = None,
-    jobs: int = 1,
+    jobs: Jobs = 1,
+    counted: dict[str, tuple[int, dict[str, int]]] | None = None,
 ) -> None:
     """A page for each guide that finds sections to quote; ``jobs`` processes plan the guides
-    (each text is read here first, once, and shared with them)."""
+    (each text is read here first, once, and shared with them; ``counted``: the documents read
+    for the guides' words already, ``corpus.Corpus.counted``)."""
     by_path = {d.path: d for d in docs}
     leads = {d.path: nxt for d in docs if (nxt := leads_on(d, linked or {}))}  # 'What's next?'
     pointing: dict[str, set[str]] = defaultdict(set)  # a section → the documents its links lead to
@@ -765,8 +767,8 @@ def plan_guides(
     # here, not in processes: what it reads of each section (its sentences, its blocks) is then
     # known to the processes forked later, and only a few indexes would come back from them
     quotable = guides.quotable_sections(docs, pages.superseded) if schema.guides else []
-    read = guides.Counted(list(schema.guides))  # each text read once for every guide
-    if jobs > 1:
+    read = guides.Counted(list(schema.guides), counted)  # each text read once for every guide
+    if now(jobs) > 1:
         read.read_all(quotable, jobs)
 
     def one(guide: Guide) -> guides.GuidePlan:
@@ -1189,7 +1191,7 @@ class Subjects:
 
 
 def find_subjects(
-    the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = (), jobs: int = 1
+    the_plan: Plan, docs: list[SourceDoc], extra: list[tuple[str, ...]] = (), jobs: Jobs = 1
 ) -> Subjects:
     """Anchor every source's entry on its home, and scan every current document once for the
     names of devices and entries (and ``extra`` names, such as glossary terms).

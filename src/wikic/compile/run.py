@@ -11,7 +11,7 @@ import gc
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path, PurePosixPath
 
 from .. import __version__
@@ -25,7 +25,7 @@ from ..core.fsutil import (
     write_json_artifact,
 )
 from ..core.models import SourceDoc
-from ..core.pool import LIGHT, Ahead, ahead, default_jobs, frozen_heap, slices
+from ..core.pool import LIGHT, Ahead, Jobs, ahead, default_jobs, frozen_heap, slices
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
 from . import workers
 from .citations import Verifier
@@ -79,8 +79,9 @@ def fingerprint(
     """Everything a page is made from: its spec, its sources' hashes, the shared schema and rules,
     the backend, the wikic version, and its links to other pages (names, see also, backlinks)."""
     inputs = [(p, docs[p].sha256) for p in spec.sources if p in docs]
+    links = {f.name: getattr(nav, f.name) for f in fields(nav)}  # tuples of strings: no deep copy
     return sha256_tag(
-        canonical_json([spec.spec_hash, inputs, schema.hash, lib.name, lib.model, __version__, asdict(nav)])
+        canonical_json([spec.spec_hash, inputs, schema.hash, lib.name, lib.model, __version__, links])
     )
 
 
@@ -306,13 +307,18 @@ def compile_changed(
     than one job, layer 1 goes into the index in a process of its own while the pages are
     planned and written (``update_layer1``), and the pages go in, in another, while the compile
     is recorded (coverage, log, state)."""
-    docs, skipped = parse_layer1(root, inputs, report, jobs)
+    # the embedding is loaded once, before the fork: the indexing process and the planner share
+    # it; while the documents are parsed in processes, this one would wait for them idle
+    loading = schema.semantic and jobs > 1 and not dry_run
+    docs, skipped = parse_layer1(root, inputs, report, jobs, load_embedding if loading else None)
     indexed = indexed_pages(root)  # read before layer 1 is written into the index alongside
     layer1 = functools.partial(update_layer1, root, schema.semantic, docs)
-    if schema.semantic and jobs > 1 and not dry_run:
-        load_embedding()  # once, before the fork: the indexing process and the planner share it
-    with ahead(layer1, enabled=jobs > 1 and not dry_run) as indexing:
-        work = plan_work(root, inputs, docs, skipped, schema, lib, report, jobs)
+    with ahead(layer1, enabled=jobs > 1 and not dry_run, niceness=0) as indexing:
+        # the indexing takes a core, at the compile's own priority; until it is done, the plan's
+        # processes would only take turns with it there, each copying what it reads and sending
+        # its part back: a pass of the plan takes a core less (2 cores: none forked)
+        cores: Jobs = jobs if indexing is None else lambda: jobs - (not indexing.done())
+        work = plan_work(root, inputs, docs, skipped, schema, lib, report, cores)
         if pages is not None or limit is not None:
             work.jobs, report.skipped = select_jobs(work.jobs, work.plan, pages, limit)
             work.to_remove = []
@@ -357,12 +363,17 @@ def indexed_ahead(
 
 
 def parse_layer1(
-    root: Path, inputs: Inputs, report: CompileReport, jobs: int
+    root: Path,
+    inputs: Inputs,
+    report: CompileReport,
+    jobs: int,
+    meanwhile: Callable[[], object] | None = None,
 ) -> tuple[dict[str, SourceDoc], dict[str, str]]:
-    """Layer 1 parsed (in ``jobs`` processes when it is large): {path: document}, and the files
-    that cannot be read, with why (noted in ``report``)."""
+    """Layer 1 parsed (in ``jobs`` processes when it is large, while this one calls
+    ``meanwhile``): {path: document}, and the files that cannot be read, with why (noted in
+    ``report``)."""
     skipped: dict[str, str] = {}
-    docs_list = load_layer1(root, inputs.files, skipped, jobs)
+    docs_list = load_layer1(root, inputs.files, skipped, jobs, meanwhile)
     inputs.files = {}  # parsed: the bytes are not needed again
     report.unreadable = list(skipped.values())
     return {d.path: d for d in docs_list}, skipped
@@ -401,10 +412,10 @@ def plan_work(
     schema: WikiSchema,
     lib: Librarian,
     report: CompileReport,
-    jobs: int = 1,
+    jobs: Jobs = 1,
 ) -> Work:
     """Plan every page of ``docs`` (in ``jobs`` processes where the plan reads each document on
-    its own), and keep the pages whose fingerprint changed (or whose page was edited by hand
+    its own; a callable says how many at each such pass), and keep the pages whose fingerprint changed (or whose page was edited by hand
     since the last compile wrote it); a page made from a file of ``skipped`` is kept as it is.
     The planner embeds the few texts it compares by meaning itself."""
     docs_list = list(docs.values())

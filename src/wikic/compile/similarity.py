@@ -84,12 +84,15 @@ _VIEWS: dict[tuple[int, Path], _View] = {}
 
 class _View:
     """One process's view of the search index while planning: a read-only connection (None when
-    there is no index to read) and the vectors it embedded itself, each text once."""
+    there is no index to read) and the vectors it embedded itself, each text once. It never
+    waits for a writer: compile brings layer 1 into the index alongside, in one long
+    transaction, and an index locked meanwhile reads as holding nothing (``vectors`` then embeds
+    the texts here, to the same vectors) instead of stalling the plan until it commits."""
 
     def __init__(self, path: Path):
         try:
             self.conn: sqlite3.Connection | None = sqlite3.connect(
-                f"{path.resolve().as_uri()}?mode=ro", uri=True
+                f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0
             )
         except sqlite3.Error:
             self.conn = None

@@ -146,7 +146,7 @@ def pages(shared: Shared, jobs: int, advance: Callable[[int], None]) -> Iterator
     _SHARED = shared
     try:
         with pool.forked(jobs) as processes:
-            for out in processes.imap(_page, range(n), chunksize=max(1, min(16, n // (jobs * 8)))):
+            for out in processes.imap(_page, range(n), chunksize=max(1, min(4, n // (jobs * 8)))):
                 yield out
                 advance(1)
     finally:

@@ -22,7 +22,12 @@ def counted(text: str, wanted: frozenset[str]) -> tuple[int, dict[str, int]]:
     """``text``'s length in tokens and how often it has each ``wanted`` token: all that BM25 needs
     of a text to score it for queries of those tokens (``BM25.of_counts``). Not cached: it reads
     each text of a corpus once."""
-    toks = _tokens(text)
+    return counted_words(words(text), wanted)
+
+
+def counted_words(found: list[str], wanted: frozenset[str]) -> tuple[int, dict[str, int]]:
+    """``counted`` of a text whose ``words`` are ``found`` (read already for something else)."""
+    toks = tuple(filterfalse(STOPWORDS.__contains__, found))
     return len(toks), dict(Counter(t for t in toks if t in wanted))
 
 

@@ -7,6 +7,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 
 from .words import STOPWORDS, WORD, words
 
@@ -361,9 +362,12 @@ def heading(line: str) -> tuple[int, str] | None:
 
 
 def iter_headings(body: str):
-    """Yield (line_index, level, heading_text) for ATX headings outside code fences."""
-    for i, line, code in code_lines(body.split("\n")):
-        h = None if code else heading(line)
+    """Yield (line_index, level, heading_text) for ATX headings outside code fences. Only a line
+    with a '#' among its first four characters can be one; a body without a fence has no code."""
+    lines = body.split("\n")
+    fenced = "```" in body or "~~~" in body
+    for i, line, code in code_lines(lines) if fenced else zip(range(len(lines)), lines, repeat(False)):
+        h = None if code or "#" not in line[:4] else heading(line)
         if h:
             yield i, h[0], h[1]
 

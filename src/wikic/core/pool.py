@@ -78,6 +78,14 @@ def forked(jobs: int) -> Iterator[Pool]:
         yield pool
 
 
+Jobs = int | Callable[[], int]  # how many processes; a callable is asked at each pass (how many now)
+
+
+def now(jobs: Jobs) -> int:
+    """How many processes ``jobs`` gives a pass starting now."""
+    return jobs() if callable(jobs) else jobs
+
+
 # documents per process below which a light pass over each (counting its words, splitting its
 # sentences) runs in this process: forking the pool and sending results back cost more than it saves
 LIGHT = 400
@@ -90,29 +98,51 @@ def _slice(bounds: tuple[int, int]) -> Any:
 
 
 def slices(
-    fn: Callable[[Sequence[T]], R], items: Sequence[T], jobs: int, per_job: int = 4, least: int = 2
+    fn: Callable[[Sequence[T]], R],
+    items: Sequence[T],
+    jobs: Jobs,
+    per_job: int = 4,
+    least: int = 2,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[R]:
     """``fn`` over consecutive slices of ``items`` that together cover them, in order: about
     ``per_job`` slices per process in ``jobs`` forked processes, or one slice here when there are
-    fewer than ``least`` items for each process (forking costs more than cheap work saves)."""
+    fewer than ``least`` items for each process (forking costs more than cheap work saves).
+    ``meanwhile`` is called here once the processes are at work (this one would wait idle), or
+    first when the work is done here."""
     global _WORK
-    n = len(items)
+    n, jobs = len(items), now(jobs)
     if jobs <= 1 or n < max(2, least) * jobs or not can_fork():
+        if meanwhile is not None:
+            meanwhile()
         return [fn(items)]
     k = min(n, jobs * per_job)
     cuts = [n * i // k for i in range(k + 1)]
     _WORK = (fn, items)
     try:
         with forked(jobs) as pool:
-            return pool.map(_slice, list(zip(cuts, cuts[1:])), chunksize=1)
+            found = pool.map_async(_slice, list(zip(cuts, cuts[1:])), chunksize=1)
+            if meanwhile is not None:
+                meanwhile()
+            return found.get()
     finally:
         _WORK = None
 
 
-def each(fn: Callable[[T], R], items: Sequence[T], jobs: int, least: int = 2) -> list[R]:
+def each(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    jobs: Jobs,
+    least: int = 2,
+    meanwhile: Callable[[], object] | None = None,
+) -> list[R]:
     """``fn`` of every item, in order (see ``slices``)."""
     return [
-        r for part in slices(lambda chunk: [fn(x) for x in chunk], items, jobs, least=least) for r in part
+        r
+        for part in slices(
+            lambda chunk: [fn(x) for x in chunk], items, jobs, least=least, meanwhile=meanwhile
+        )
+        for r in part
     ]
 
 
@@ -183,6 +213,10 @@ class Ahead:
             self.why = value
             return None
         return value
+
+    def done(self) -> bool:
+        """Whether ``fn`` is over (``result()`` would not wait); True when nothing runs ahead."""
+        return self._reader is None or self._reader.poll()
 
     def stop(self) -> None:
         """End it if it is still running (the caller gave up waiting, on an error)."""

@@ -6,6 +6,7 @@ import contextlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -167,9 +168,11 @@ def load_layer1(
     files: dict[str, bytes] | None = None,
     unreadable: dict[str, str] | None = None,
     jobs: int = 1,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[SourceDoc]:
     """Every layer-1 document, in path order (from ``files`` when already read); ``jobs``
-    processes parse them when there are many.
+    processes parse them when there are many, while this one calls ``meanwhile`` (which is
+    called first when they are parsed here).
 
     With ``unreadable``, a file that cannot be parsed (broken frontmatter, not UTF-8) is skipped
     and its problem recorded there by path, so one bad hand-maintained file blocks nothing;
@@ -180,8 +183,10 @@ def load_layer1(
     if jobs > 1 and len(items) >= PARSED_IN_PROCESSES:
         from ..core.pool import each  # here: a search parses no document
 
-        parsed = each(lambda item: _parsed_or_why(root, item), items, jobs)
+        parsed = each(lambda item: _parsed_or_why(root, item), items, jobs, meanwhile=meanwhile)
     else:
+        if meanwhile is not None:
+            meanwhile()
         parsed = [_parsed_or_why(root, item) for item in items]
     docs = []
     for (rel, _), (doc, why) in zip(items, parsed):
