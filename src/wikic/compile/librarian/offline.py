@@ -205,12 +205,12 @@ def _topic(job: PageJob) -> Draft:
     for doc in docs:
         taxonomy = taxonomy_fields(doc)
         shown = home_blocks(doc, 2, show, hide + taxonomy, units)
+        shown += superseded_notes(older_versions(job, doc), doc)
         if doc.path == job.spec.config.get("opening") and not opening:
             opening = shown
         else:
             blocks.append(Block("heading", text=dated_title(doc), level=2))
             blocks.extend(shown)
-        blocks.extend(superseded_notes(older_versions(job, doc), doc))
         kept = set(taxonomy) - set(hide)
         filed.append((doc, [f for f in field_facts(doc, show, hide, units) if f.key in kept]))
     tables = filed_under(filed)
