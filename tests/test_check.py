@@ -511,3 +511,20 @@ def test_example_review_workflow_files() -> None:
     assert [script.index(cmd) for cmd in order] == sorted(script.index(cmd) for cmd in order)
     pr = next(s for s in steps if s.get("uses", "").startswith("peter-evans/create-pull-request@"))
     assert pr["with"]["body-path"] == "pr-body.md" and "wiki/**" in pr["with"]["add-paths"]
+
+
+def test_a_record_of_a_folder_source_is_named_by_its_key() -> None:
+    """FarmBot's crops read from a folder have ids that are file names ('tomato.json'), while
+    another crop's companions name it 'tomato'. check --full read the Companions cell
+    '[Tomato](tomato.md)' back as 'tomato.json' and reported 41 unsupported citations on the
+    planned wiki (and coverage counted those fields unplaced), though compile had verified them."""
+    from wikic.compile.draft import as_recorded, record_id
+    from wikic.core.models import SourceDoc
+
+    def doc(rid: str, key: str) -> SourceDoc:
+        return SourceDoc("crops", rid, key, f"layer1_sources/crops/{key}.md", key.title(), {}, "", "", ())
+
+    assert record_id(doc("tomato.json", "tomato")) == "tomato"
+    assert record_id(doc("42", "tomato")) == "42"  # an id fields can name stays the id
+    assert as_recorded("Tomato, Dill", {"Tomato": record_id(doc("tomato.json", "tomato"))}) == "Tomato, Dill"
+    assert as_recorded("Tomato", {"Tomato": record_id(doc("tomato.json", "tomato"))}) == "tomato"

@@ -30,7 +30,7 @@ from typing import Any
 from .. import __version__
 from ..compile.citations import DEFAULT_MIN_OVERLAP, Verifier, unresolved
 from ..compile.disagreements import Disagreement, Said
-from ..compile.draft import Citation, as_recorded, record_links
+from ..compile.draft import Citation, as_recorded, record_id, record_links
 from ..compile.schema import WikiSchema
 from ..core.config import load_sources
 from ..core.errors import KBError
@@ -199,7 +199,9 @@ class KB:
             elif head.meta.get("type") == "entity":
                 rows = [self.docs[s] for s in map(str, head.meta.get("sources") or ()) if s in self.docs]
                 title = head.meta.get("title")
-                out.update((head.path, r.id) for r in rows if r.title == title)  # its record, of those
+                out.update(
+                    (head.path, record_id(r)) for r in rows if r.title == title
+                )  # its record, of those
         return out
 
     def doc(self, path: str) -> SourceDoc:

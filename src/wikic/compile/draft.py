@@ -188,6 +188,12 @@ _PROTECTED = re.compile(
 _RECORD_IDS = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:, [a-z0-9]+(?:-[a-z0-9]+)*)*")  # 'thai-basil, dill'
 
 
+def record_id(doc) -> str:
+    """How fields name a record: its id, or for an id that is a file's name ('tomato.json', a
+    folder source's) its key ('tomato'), as another record's companions list it."""
+    return doc.id if _RECORD_IDS.fullmatch(doc.id) else doc.key
+
+
 def as_recorded(cell: str, linked: Mapping[str, str]) -> str:
     """A table cell that lists records by their pages' titles where its source lists their ids
     ('Grove 6, Chives, shiso' for 'grove-6, chives, shiso'; see ``_Linker``), as the source writes

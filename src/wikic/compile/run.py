@@ -29,7 +29,7 @@ from ..core.pool import LIGHT, Ahead, Jobs, ahead, default_jobs, frozen_heap, sl
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
 from . import workers
 from .citations import Verifier
-from .draft import Navigation
+from .draft import Navigation, record_id
 from .index import (
     Entry,
     append_log,
@@ -616,7 +616,7 @@ def record_ids(the_plan: Plan, docs: list[SourceDoc]) -> dict[str, str]:
             out[spec.path] = spec.config["device"]["id"]
         elif spec.type == "entity":  # its record, of the documents it is made from
             records = [by_path[p] for p in spec.config["members"] if p in by_path]
-            out.update((spec.path, d.id) for d in records if d.title == spec.title)
+            out.update((spec.path, record_id(d)) for d in records if d.title == spec.title)
     return out
 
 
