@@ -26,6 +26,7 @@ from functools import cached_property
 
 from ..core.markdown import STOPWORDS, github_slug, plain_inline, words
 from ..core.models import SourceDoc
+from ..core.words import listing
 from .similarity import terms, vectors
 
 _VERSION = re.compile(r"^v?\d+(?:[._]\d+)*$", re.IGNORECASE)
@@ -171,9 +172,7 @@ def listed_title(members: list[SourceDoc]) -> str:
     """A title made of the members' titles: 'Getting Started, Demo the App and Intro to FarmBot's
     Software', or the first ones and how many more."""
     titles = [" ".join(d.title.split()) for d in members]
-    if len(titles) <= LISTED:
-        return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + f" and {titles[-1]}"
-    return ", ".join(titles[:LISTED]) + f" and {len(titles) - LISTED} more"
+    return listing(titles, LISTED)
 
 
 def _head(title: str) -> str:

@@ -31,7 +31,7 @@ from ..core.fsutil import canonical_json, sha256_tag
 from ..core.markdown import STOPWORDS, github_slug, is_navigation, plain_inline, readable, unnumbered
 from ..core.models import SourceDoc
 from ..core.pool import Jobs, each, now
-from ..core.words import FIRST_PERSON
+from ..core.words import FIRST_PERSON, listing
 from . import grouping, guides, versions
 from .corpus import Corpus
 from .disagreements import Disagreement, disagreements
@@ -608,9 +608,7 @@ SILENT_NAMED = 8  # rows a comparison leaves out for want of values, named at mo
 
 def _names_text(names: list[str]) -> str:
     """'A, B and C'; 'A, B … H and 4 more' past ``SILENT_NAMED``."""
-    if len(names) > SILENT_NAMED:
-        return ", ".join(names[:SILENT_NAMED]) + f" and {len(names) - SILENT_NAMED} more"
-    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    return listing(names, SILENT_NAMED)
 
 
 def device_about(title: str, gathered: list[list[str]]) -> str:
@@ -621,7 +619,7 @@ def device_about(title: str, gathered: list[list[str]]) -> str:
         for f in FACETS
         if any(g[0] == f for g in gathered)
     ]
-    said = ", ".join(facets[:-1]) + f" and {facets[-1]}" if len(facets) > 1 else "".join(facets)
+    said = listing(facets)
     return f"What the sources say about the {title}" + (f": {said}." if said else ".")
 
 
@@ -631,7 +629,7 @@ def comparison_about(comp: Comparison, fields: list[str] | tuple[str, ...]) -> s
     if comp.purpose:
         return comp.purpose
     labels = [field_label(f) if "_" in f or f.islower() else f for f in fields]
-    listed = ", ".join(labels[:-1]) + f" and {labels[-1].lower()}" if len(labels) > 1 else labels[0]
+    listed = listing([*labels[:-1], labels[-1].lower()]) if len(labels) > 1 else labels[0]
     of = "each model" if comp.of == "devices" else f"each of the {label(comp.of).lower()} listed"
     return f"{listed[:1].upper()}{listed[1:]} of {of}, side by side."
 

@@ -24,3 +24,11 @@ def words(text: str) -> list[str]:
 # A writer speaking for themself ('… and I cut it at around nine days'): a story, not a definition
 # or a procedure.
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|[Mm]y|[Mm]e)\b")
+
+
+def listing(items: list[str], most: int | None = None) -> str:
+    """Items as a sentence lists them: 'A', 'A and B', 'A, B and C'; past ``most``, the first
+    ``most`` and how many more ('A, B and 3 more')."""
+    if most is not None and len(items) > most:
+        return ", ".join(items[:most]) + f" and {len(items) - most} more"
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)

@@ -47,6 +47,7 @@ from ..core.fsutil import atomic_write
 from ..core.markdown import STOPWORDS, plain_inline, word_matches, words
 from ..core.models import SourceDoc
 from ..core.pool import default_jobs
+from ..core.words import listing
 from ..transform.layer1 import load_layer1
 from ..transform.run import label
 from .scaffold import replace_block, template_text
@@ -517,7 +518,7 @@ def _models_text(devices: list[dict]) -> str:
     names = [d["title"] for d in devices]
     if len(names) > NAMED_MODELS:
         return f"The {len(names)} models"
-    return "The " + ", ".join(names[:-1]) + f" and {names[-1]}"
+    return "The " + listing(names)
 
 
 def _fields_text(fields: list[str]) -> str:
@@ -525,7 +526,7 @@ def _fields_text(fields: list[str]) -> str:
     shown = [_lower_first(field_label(f)) if "_" in f or f.islower() else f for f in fields[:5]]
     if len(fields) > 5:
         return ", ".join(shown) + " and more"
-    return ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else "".join(shown)
+    return listing(shown)
 
 
 def _lower_first(text: str) -> str:

@@ -14,6 +14,7 @@ from ...core.bm25 import tokens
 from ...core.facts import facts as field_facts
 from ...core.markdown import Section, plain_inline, unnumbered
 from ...core.models import SourceDoc
+from ...core.words import listing
 from ..draft import SOURCE_LABEL, Block, Cell, Citation, Draft, Sentence, relative
 from ..gather import FACET_HEADINGS, FACETS, MAX_LIST, WHOLE_FACETS, about_units
 from ..guides import PHASE_TITLES
@@ -271,8 +272,7 @@ def entry_summary(title: str, body: list[Block]) -> str:
     held = [x[:1].lower() + x[1:] for x in dict.fromkeys([*labels, *heads])]
     if not held:
         return title
-    listed = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
-    return summary_of([f"{title}: {listed}."])
+    return summary_of([f"{title}: {listing(held)}."])
 
 
 def facts_sentence(table: Block, rows: int = 3) -> list[Sentence]:
@@ -686,8 +686,7 @@ def _hub(job: PageJob) -> Draft:
     body = [Block("heading", text="Models", level=2), Block("links", links=tuple(links))]
     draft = _finish(job, body, lead, names=[t for _, t, *_ in job.spec.config["models"]])
     titles = [title for _, title in links]
-    listed = ", ".join(titles[:-1]) + f" and {titles[-1]}" if len(titles) > 1 else "".join(titles)
-    return replace(draft, summary=f"The {listed}: what each is, with a link to its page."[:160])
+    return replace(draft, summary=f"The {listing(titles)}: what each is, with a link to its page."[:160])
 
 
 def _glossary(job: PageJob) -> Draft:
