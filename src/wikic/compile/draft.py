@@ -177,11 +177,12 @@ def relative(href: str, page_path: str) -> str:
     return rel + (f"#{anchor}" if anchor else "")
 
 
-# links, bracketed text (a link inside would nest brackets), code, fact labels
-# what no name is linked inside: a link, code, a bold label, and a bare address ('https://x.org/docs/
-# connecting-farmbot-to-the-internet' holds a page's title, hyphenated)
+# what no name is linked inside: links and bracketed text (a link inside would nest brackets),
+# code, fact labels, and bare addresses ('https://x.org/docs/connecting-farmbot-to-the-internet'
+# holds a page's title, hyphenated)
 _PROTECTED = re.compile(
-    r"\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:\([^()]*\))?|`[^`]*`|\*\*[^*]+:\*\*|\b(?:https?|ftp)://[^\s<>()\[\]]+|\bwww\.[^\s<>()\[\]]+"
+    r"\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:\([^()]*\))?|`[^`]*`|\*\*[^*]+:\*\*"
+    r"|\b(?:https?|ftp)://[^\s<>()\[\]]+|\bwww\.[^\s<>()\[\]]+"
 )
 
 

@@ -151,13 +151,9 @@ def quotable_sections(
 
 
 def candidates(guide: Guide, quotable: list[tuple[SourceDoc, int]]) -> list[Candidate]:
-    staff: dict[str, bool] = {}  # per document, asked once for all its sections
-    return [
-        Candidate(d, i)
-        for d, i in quotable
-        if (not guide.sources or d.source in guide.sources)
-        and not (staff[d.path] if d.path in staff else staff.setdefault(d.path, for_staff(d)))
-    ]
+    wanted = [(d, i) for d, i in quotable if not guide.sources or d.source in guide.sources]
+    staff = {d.path: for_staff(d) for d, _ in wanted}  # per document, asked once for all its sections
+    return [Candidate(d, i) for d, i in wanted if not staff[d.path]]
 
 
 class Counted:
@@ -302,6 +298,11 @@ def _asked_in(wanted: set[str]) -> Callable[[str], set[str]]:
     return asked_in
 
 
+def task_of(guide: Guide) -> str | None:
+    """The facet a guide's title and purpose name: the task it is for ('Maintenance'), if any."""
+    return words_facet(f"{guide.title} {guide.purpose}")
+
+
 ELSEWHERE = 0.6  # how much less a section fits when its document is filed under another task
 TASKS = frozenset({"Set-up", "Maintenance", "Specifications"})  # the filings that say which task
 
@@ -312,7 +313,7 @@ def elsewhere(guide: Guide, pool: list[Candidate]) -> None:
     assembly's too, but 'Secure the belts' of 'Mount FarmBot to the Bed' (filed under
     'v1.1/assembly') is a build step; 'Storing FarmBot for Winter' ('v1.1/extras/maintenance') is
     no getting started. Troubleshooting is no such task: a fix is filed under what it fixes."""
-    task = words_facet(f"{guide.title} {guide.purpose}")
+    task = task_of(guide)
     if task not in TASKS:
         return
     facets: dict[str, str | None] = {}  # per document, read once for all its sections
@@ -753,9 +754,8 @@ def _covering(
 
 FILED_WITH = 2  # documents filed under the guide's task it quotes, at least, before it takes the others
 FILED_ROOM = 1.5  # of ``SENTENCES``, what a guide may quote with those others: they are its task's own
-FILED_FIT = (
-    0.15  # of the best score, what one of those others fits from: its filing, not its words, says it belongs
-)
+# of the best score, what one of those others fits from: its filing, not its words, says it belongs
+FILED_FIT = 0.15
 
 
 def _filed_with(
@@ -766,12 +766,13 @@ def _filed_with(
     best: float,
     timeline: Timeline | None,
 ) -> list[Candidate]:
-    """The best-fitting section (from ``FILED_FIT`` of the best, ``COVER`` for fixes) of each document filed where
-    ``FILED_WITH`` or more of the guide's documents are, under the guide's task, that it does not
-    quote whole yet: a source files its maintenance together ('v1.1/extras/maintenance'), and a
-    maintenance guide that quoted 'General Maintenance' and 'Gantry Maintenance' left out 'Bed
-    Maintenance' and 'Storing FarmBot for Winter', whose words were not the guide's."""
-    task = words_facet(f"{guide.title} {guide.purpose}")
+    """The best-fitting section (from ``FILED_FIT`` of the best, ``COVER`` for fixes) of each
+    document filed where ``FILED_WITH`` or more of the guide's documents are, under the guide's
+    task, that it does not quote whole yet: a source files its maintenance together
+    ('v1.1/extras/maintenance'), and a maintenance guide that quoted 'General Maintenance' and
+    'Gantry Maintenance' left out 'Bed Maintenance' and 'Storing FarmBot for Winter', whose words
+    were not the guide's."""
+    task = task_of(guide)
     if task not in TASKS | {"Troubleshooting"}:  # a fixing guide's folder holds its fixes
         return []
     filed = Counter(
@@ -1084,7 +1085,7 @@ def plan_guide(
     kept = instructing(kept) if fixing else kept
     kept = without_restatements(without_pointers(with_context(without_namesakes(kept), pool, timeline)))
     # how to start comes before what the newer says
-    task = words_facet(f"{guide.title} {guide.purpose}")
+    task = task_of(guide)
     ordered = order([[c] for c, _ in steps] + kept, leads or {}, fixing, task if task in TASKS else None)
     out = GuidePlan(
         [(c.doc.path, c.doc.sections[c.index].anchor) for c, _ in ordered], [p for _, p in ordered]

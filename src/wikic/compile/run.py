@@ -415,8 +415,9 @@ def plan_work(
     jobs: Jobs = 1,
 ) -> Work:
     """Plan every page of ``docs`` (in ``jobs`` processes where the plan reads each document on
-    its own; a callable says how many at each such pass), and keep the pages whose fingerprint changed (or whose page was edited by hand
-    since the last compile wrote it); a page made from a file of ``skipped`` is kept as it is.
+    its own; a callable says how many at each such pass), and keep the pages whose fingerprint
+    changed (or whose page was edited by hand since the last compile wrote it); a page made from
+    a file of ``skipped`` is kept as it is.
     The planner embeds the few texts it compares by meaning itself."""
     docs_list = list(docs.values())
     gc.freeze()
