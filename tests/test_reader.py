@@ -1707,7 +1707,8 @@ def test_a_device_no_source_defines_opens_with_what_its_page_holds(farmbot_compi
     """No FarmBot source says what a Genesis is, and its page opened with a fact of which it is the
     subject ('FarmBot Genesis kits include rotary encoders on each motor …'), as did its index line
     and a hub of the Genesis models that said nothing else. A definition leads ('FarmBot Express is
-    designed to be …'); without one the page says what it holds, and the family has no hub."""
+    designed to be …'); without one the page says what it holds first (and the fact follows,
+    ``test_a_device_no_source_defines_opens_with_what_it_has``), and the family has no hub."""
     from wikic.compile.librarian.extract import naming_sentences
 
     doc = _guide_doc(
@@ -1723,7 +1724,6 @@ def test_a_device_no_source_defines_opens_with_what_its_page_holds(farmbot_compi
     genesis = _page(farmbot_compiled, "wiki/devices/farmbot-genesis.md")
     opening = body_lines(genesis.split("\n## ")[0])
     assert "*What the sources say about the FarmBot Genesis: " in "\n".join(opening)
-    assert not any("rotary encoders" in x for x in opening)
     assert not (farmbot_compiled / "wiki/hubs/farmbot-genesis-models.md").exists()
     express = _page(farmbot_compiled, "wiki/devices/farmbot-express.md")
     assert "FarmBot Express is designed to be" in express.split("\n## ")[0]
@@ -2030,12 +2030,15 @@ def test_a_guide_quotes_one_section_per_subject_and_a_procedure_s_steps_all() ->
 
 def test_a_guide_to_fixing_problems_diagnoses_and_fixes_first_and_gives_background_last() -> None:
     """'Fixing common problems' opened with '## What to do / ### What Wi-Fi does my garden need?',
-    and its fixes (reset, algae) came after, under 'If something goes wrong'. It checks (the grow
-    light's checks), then fixes, then gives the rest."""
-    heads = [x for x in body_lines(_page(REPO, "wiki/guides/fix-common-problems.md")) if x.startswith("## ")]
-    heads = [x for x in heads if x != "## At a glance"]
-    assert heads[:3] == ["## Checking", "## If something goes wrong", "## Good to know"]
-    assert "## What to do" not in heads
+    and its fixes (reset, algae) came after. Then it put one problem under '## Checking' and the
+    next under '## If something goes wrong', where every section is a problem (review M). Its
+    problems stand under one heading, checks (the grow light's) before fixes, then the rest."""
+    lines = body_lines(_page(REPO, "wiki/guides/fix-common-problems.md"))
+    heads = [x for x in lines if x.startswith("## ") and x != "## At a glance"]
+    assert heads[:2] == ["## Problems and fixes", "## Good to know"]
+    assert not {"## What to do", "## Checking", "## If something goes wrong"} & set(heads)
+    light = lines.index("### My grow light won't turn on. What should I check?")
+    assert light < lines.index("### How do I reset my garden?") < lines.index("## Good to know")
     holiday = body_lines(_page(REPO, "wiki/guides/going-on-holiday.md"))
     assert "## What to do" in holiday and "## Good to know" not in holiday
 
@@ -2397,7 +2400,7 @@ def test_an_opening_beside_its_steps_is_read_with_them() -> None:
     )
     units = [[Candidate(doc, 1), Candidate(doc, 2)], [Candidate(doc, 0)]]
     placed = order(units, fixing=True)
-    assert [(c.index, p) for c, p in placed] == [(0, "check"), (1, "check"), (2, "check")]
+    assert [(c.index, p) for c, p in placed] == [(0, "problems"), (1, "problems"), (2, "problems")]
 
 
 def test_a_fixing_guide_takes_the_fixes_filed_with_the_ones_it_quotes() -> None:
@@ -2650,3 +2653,57 @@ def test_a_device_page_quotes_no_part_of_a_pair_without_its_sibling(farmbot_comp
     worst FarmBot passage). A numbered part beside a sibling reads only in its document."""
     text = _page(farmbot_compiled, "wiki/devices/farmbot-genesis.md")
     assert "Sequence 2: Plant one seed" not in text
+
+
+def test_a_guide_s_overview_table_compares_two_things_to_four() -> None:
+    """The cleaning guide opened with '| Model | Tank capacity (l) |', a column that compares
+    nothing the guide is about, and the first-week guide with seven columns, two of them headed by
+    FAQ questions (review M). The holiday guide's table (tank, refills, vacation mode) stays."""
+
+    def table_head(name: str) -> str | None:
+        lines = body_lines(_page(REPO, f"wiki/guides/{name}.md"))
+        return next((x for x in lines if x.startswith("| Model |")), None)
+
+    assert table_head("clean-garden") is None
+    assert (
+        table_head("going-on-holiday")
+        == "| Model | Tank capacity (l) | Typical refill intervals | Vacation mode |"
+    )
+    first_week = table_head("first-week")
+    assert first_week is not None and 3 <= first_week.count("|") - 1 <= 5
+
+
+def test_a_device_no_source_defines_opens_with_what_it_has() -> None:
+    """The Genesis page opened with 'What the sources say about the FarmBot Genesis: …' and nothing
+    about the Genesis itself (reviews L and M: 'never says what a Genesis is'). Its lead quotes a
+    sentence of which it is the subject and that says what it has; a sentence that only names it,
+    or of which a variant is the subject, is no lead."""
+    from wikic.compile.librarian.extract import subject_sentences
+
+    names = ("FarmBot Genesis", "Genesis")
+    mentions = _guide_doc(
+        "tools",
+        "Tools",
+        "# Tools\n\nThe seeder is used with Genesis kits and more.\n\n"
+        "Genesis XL kits include a longer gantry.\n",
+    )
+    has = _guide_doc(
+        "encoders",
+        "Encoders",
+        "# Rotary encoders\n\nAll of our top-of-the-line Genesis kits include rotary encoders on every motor.\n",
+    )
+    assert subject_sentences(names, [mentions]) == []
+    found = subject_sentences(names, [mentions, has])
+    assert [s.text for s in found] == [
+        "All of our top-of-the-line Genesis kits include rotary encoders on every motor."
+    ]
+
+
+def test_the_genesis_page_says_what_the_genesis_has(farmbot_compiled: Path) -> None:
+    lines = body_lines(_page(farmbot_compiled, "wiki/devices/farmbot-genesis.md"))
+    lead = lines[: next(n for n, x in enumerate(lines) if x.startswith("## "))]
+    assert any("Genesis kits include rotary encoders" in x for x in lead), lead
+    # its index line says what the page holds, not the one thing its lead says the Genesis has
+    index = _page(farmbot_compiled, "wiki/index.md")
+    line = next(x for x in index.splitlines() if "(devices/farmbot-genesis.md)" in x)
+    assert "What the sources say about the FarmBot Genesis" in line and "rotary" not in line

@@ -45,13 +45,16 @@ from .timeline import Timeline, quantities
 
 STEP = re.compile(r"^\s*(?:step|part|stage|option|method)\s*\d+\b|^\s*\d+\s*[.):]\s*\S", re.IGNORECASE)
 PHASES = ("prepare", "do", "check", "fix")
-# a guide to fixing problems diagnoses, then fixes; what it quotes of doing things is background
+# a guide to fixing problems is its problems (checks and fixes alike: 'Checking' over one problem
+# and 'If something goes wrong' over the next told a reader nothing); what it quotes of doing
+# things is background
 FIXING = ("prepare", "check", "fix", "know")
 PHASE_TITLES = {
     "prepare": "Before you start",
     "do": "What to do",
     "check": "Checking",
     "fix": "If something goes wrong",
+    "problems": "Problems and fixes",
     "know": "Good to know",
 }
 _CUES = {
@@ -995,7 +998,8 @@ def order(
     task: str | None = None,
 ) -> list[tuple[Candidate, str]]:
     """The units' sections in task order: prepare, do, check, fix (in a guide to ``fixing``
-    problems: prepare, check, fix, then what it quotes of doing things, as background to know);
+    problems: prepare, then its problems, checks before fixes, then what it quotes of doing things,
+    as background to know);
     within a phase what the source files under the guide's ``task`` comes first (building the bot
     before the web app's set-up), then the rest; within each, a unit that names another's document
     comes after it, and so does one whose document another's 'What's next?' leads to (``leads``:
@@ -1038,7 +1042,10 @@ def order(
             same = [u for u in todo if u[0].doc.path == nxt[0].doc.path]  # one document's units together
             for u in same:
                 todo.remove(u)
-            out += [(c, phase) for c in sorted((c for u in same for c in u), key=lambda c: c.index)]
+            shown = (
+                "problems" if fixing and phase in ("check", "fix") else phase
+            )  # its checks, then its fixes
+            out += [(c, shown) for c in sorted((c for u in same for c in u), key=lambda c: c.index)]
     return out
 
 
@@ -1102,6 +1109,8 @@ def plan_guide(
 # The cross-device table
 
 MIN_ROWS = 2  # a column two devices fill, at least
+MIN_COLUMNS = 2  # a table compares devices on two things, at least
+MAX_COLUMNS = 4
 
 
 def _starts_with_name(text: str, names: tuple[str, ...], exclude: tuple[str, ...]) -> str | None:
@@ -1193,7 +1202,7 @@ def entity_table(
     timeline: Timeline | None,
 ) -> tuple[dict, list[str]] | None:
     """{'columns': [label, …], 'rows': [[device title, [[text, path, anchor] or [], …]], …]} and the
-    documents its cells cite, or None when no column is filled by two devices."""
+    documents its cells cite, or None when fewer than two columns are filled by two devices each."""
     if len(devices) < MIN_ROWS:
         return None
     columns: list[tuple[str, dict[str, list]]] = []  # (label, {device title: [text, path, anchor]})
@@ -1245,8 +1254,9 @@ def entity_table(
         if len(cells) >= MIN_ROWS:
             add(phrase[:1].upper() + phrase[1:], cells)
             labelled |= terms(phrase)
-    if not columns:
-        return None
+    if len(columns) < MIN_COLUMNS:
+        return None  # one quantity per device ('Tank capacity (l)' of a cleaning guide) is no overview
+    columns = columns[:MAX_COLUMNS]  # the fields first, then the lists: a wider table is unread
     rows = [
         [device["title"], [cells.get(device["title"], []) for _, cells in columns]]
         for device, _ in devices

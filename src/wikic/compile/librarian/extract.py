@@ -1088,12 +1088,7 @@ def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sent
     ('FarmBot Express is designed …'), else none: a fact of which it is the subject ('FarmBot
     Genesis kits include rotary encoders …') or a sentence that only names it says nothing of what
     it is, so it is no lead."""
-    exact = re.compile(
-        r"\b(?:"
-        + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-        + r")\b(?!\s*(?:XL|\())",
-        re.IGNORECASE,
-    )
+    exact = _subject_name(names)
     for doc in sorted(docs, key=lambda d: d.path):
         for section in doc.sections:
             for b in section_content(doc, section):
@@ -1109,7 +1104,48 @@ def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sent
     return []
 
 
+def _subject_name(names: tuple[str, ...]) -> re.Pattern:
+    """One of ``names``, longest first, not followed by a variant's suffix ('Express XL')."""
+    return re.compile(
+        r"\b(?:"
+        + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        + r")\b(?!\s*(?:XL|\())",
+        re.IGNORECASE,
+    )
+
+
 _DEFINES = re.compile(r"^(?:\s+\w+){0,3}?\s+(?:is|are|was|were)\b", re.IGNORECASE)
+
+
+def subject_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sentence]:
+    """The first self-contained sentence, among ``docs``, of which one of ``names`` is the subject
+    and says what it has ('All of our top-of-the-line Genesis kits include rotary encoders …'), else
+    none: the lead of a device no source defines; a reader learns what it is from what it has,
+    where an 'about' line alone ('What the sources say about …') told nothing."""
+    exact = _subject_name(names)
+    for doc in sorted(docs, key=lambda d: d.path):
+        for section in doc.sections:
+            for b in section_content(doc, section):
+                for s in b.sentences if b.kind == "para" else ():
+                    m = exact.search(s.text)
+                    if (
+                        m is not None
+                        and self_contained(s.text)
+                        and _SUBJECT_BEFORE.match(s.text[: m.start()])
+                        and _HAS.match(s.text[m.end() :])
+                    ):
+                        return [s]
+    return []
+
+
+# what may stand before the name of a sentence's subject ('All of our top-of-the-line …')
+_SUBJECT_BEFORE = re.compile(
+    r"^(?:(?:the|an?)\s+|all\s+(?:of\s+)?(?:our\s+)?(?:[\w-]+\s+)?)?$", re.IGNORECASE
+)
+_HAS = re.compile(
+    r"^(?:\s+(?:kits?|models?|devices?|bots?|units?))?\s+(?:includes?|has|have|features?|comes?\s+with)\b",
+    re.IGNORECASE,
+)
 
 SUMMARY_CHARS = 160
 

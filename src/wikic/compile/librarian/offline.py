@@ -41,6 +41,7 @@ from .extract import (
     section_content,
     self_contained,
     stands_alone,
+    subject_sentences,
     summary_of,
     superseded_notes,
     taxonomy_fields,
@@ -49,7 +50,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-128"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-130"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -352,12 +353,16 @@ def _device(job: PageJob) -> Draft:
         body.extend(home_blocks(doc, 1, show, shown, fact_units(job)))
         body.extend(superseded_notes(older_versions(job, doc), doc))
     opening: list[Block] = []
+    has: list[Sentence] = []
     if body:
         body, lead = opening_first(body, job)
         opening, body = (body[:1], body[1:]) if not lead else ([], body)
     else:  # no spec page: the sentence of another source that says what the device is, if any; a
-        # fact of which it is the subject ('FarmBot Genesis kits include rotary encoders …') is no lead
-        lead = naming_sentences(names, [d for d in current_docs(job) if d.path not in spec_paths])
+        # sentence of which it is the subject, saying what it has ('FarmBot Genesis kits include
+        # rotary encoders …'), after the line that says what the page holds
+        others = [d for d in current_docs(job) if d.path not in spec_paths]
+        lead = naming_sentences(names, others)
+        has = [] if lead else subject_sentences(names, others)
     table = facts_table(in_context(facts, job.docs, names, set(spec_paths)))
     own = opening + body  # the device's own pages: its keywords come from these
     gathered, tables = gathered_blocks(job, device)
@@ -377,7 +382,9 @@ def _device(job: PageJob) -> Draft:
     listed = list(dict.fromkeys(tables + listed))
     if listed:  # sources about the device that quote nothing naming it: where to read them
         body += [Block("heading", text="In the knowledge base", level=2), Block("links", links=tuple(listed))]
-    draft = _finish(job, body, lead, names=(device["title"],))
+    draft = _finish(job, body, lead or has, names=(device["title"],))
+    if has:  # its index line says what the page holds, not the one thing the lead says it has
+        draft = replace(draft, summary=summary_of([job.spec.config.get("about") or ""]))
     # keywords: its names and what its own pages cover ('water tank', 'pods and plant height'),
     # not what others say of it in passing
     heads = [b.text.lower() for b in own if b.kind == "heading" and len(b.text.split()) <= 4]
