@@ -36,15 +36,20 @@ def content_pages(root: Path) -> dict[str, str]:
 
 
 def lead(text: str) -> list[str]:
-    """The lines between a page's title and its first section."""
+    """The lines between a page's title and its first section: up to a comparison's table or a
+    glossary's list, unless an about line follows the list (a topic's namesake opens with its
+    overview, a list included, then says what the page holds)."""
     body = body_lines(text)
     start = next(i for i, line in enumerate(body) if line.startswith("# ")) + 1
     out = []
     for line in body[start:]:
-        if line.startswith(("## ", "|", "- ")):  # a section, a comparison's table, a glossary's list
+        if line.startswith(("## ", "|")):
             break
         if line.strip():
             out.append(line)
+    listed = next((n for n, x in enumerate(out) if x.startswith("- ")), len(out))
+    if not any(ABOUT.match(x) and "layer1_sources" not in x for x in out[listed:]):
+        out = out[:listed]
     return out
 
 
@@ -422,6 +427,30 @@ def test_the_index_says_what_the_wiki_is_compiled_from() -> None:
     assert "Compiled from" in (REPO / "wiki" / "index.md").read_text("utf-8")
 
 
+def test_the_index_opens_with_what_the_wiki_covers() -> None:
+    """The index opened with how to read it ('Start here. Each line links one page …'); three
+    readers asked what the wiki is about (review M). Its first line names the devices and counts
+    the pages of each kind; without devices it counts the pages."""
+    entries = [
+        Entry("wiki/devices/a.md", "device", "Mowbot Mini", "x", ()),
+        Entry("wiki/devices/b.md", "device", "Mowbot Max", "x", ()),
+        Entry("wiki/guides/g.md", "guide", "Mowing", "x", ()),
+        Entry("wiki/topics/t.md", "topic", "Blades", "x", ()),
+        Entry("wiki/topics/u.md", "topic", "Batteries", "x", ()),
+    ]
+    first = render_index(entries, 3000)["wiki/index.md"].split("\n\n")[1]
+    assert (
+        first
+        == "This wiki covers the Mowbot Max and Mowbot Mini: a page for each, 1 guide and 2 topic pages."
+    )
+    first = render_index(entries[2:], 3000)["wiki/index.md"].split("\n\n")[1]
+    assert first == "This wiki holds 1 guide and 2 topic pages."
+    example = (REPO / "wiki" / "index.md").read_text("utf-8").split("\n\n")[1]
+    assert example.startswith(
+        "This wiki covers the Canopy 12, Grove 6 and Sprout 3: a page for each, 4 guides"
+    )
+
+
 def test_a_sentence_a_list_said_first_is_a_repeat_in_prose_of_another_heading() -> None:
     """A list item said first, then the same words as prose under another heading of the source:
     the prose copy is the source's own again (kept), and nothing fails on the list's copy."""
@@ -664,3 +693,48 @@ def test_what_explains_an_outdated_statement_goes_into_its_note() -> None:
         ("note", said[:2]),
         ("para", said[2:]),
     ]
+
+
+def test_a_label_over_each_part_s_table_stays_over_each() -> None:
+    """'**Component tests**' heads a table in each part's section; on 'Electronics and Wiring' it
+    stood once, over the first part's table, with fifteen citations, and the other tables had no
+    label (review M: 'a junk line'). A label is no sentence said twice; a sentence still is."""
+    parts = [Citation(f"layer1_sources/articles/{n}.md", n) for n in ("fuse", "camera")]
+    blocks = []
+    for cite in parts:
+        blocks += [
+            Block("heading", text=cite.anchor.title(), level=2),
+            Block(
+                "para",
+                sentences=(
+                    Sentence(f"The {cite.anchor} is a part.", (cite,)),
+                    Sentence("Visit our shop to purchase parts.", (cite,)),
+                ),
+            ),
+            Block("para", sentences=(Sentence("Component tests", (cite,)),)),
+        ]
+    merged = merge_repeats(blocks)
+    labels = [s.cites for b in merged for s in b.sentences if s.text == "Component tests"]
+    assert labels == [(parts[0],), (parts[1],)]
+    said = [s.cites for b in merged for s in b.sentences if s.text.startswith("Visit our shop")]
+    assert said == [(parts[0], parts[1])]
+
+
+def test_a_lead_in_another_source_repeats_stays_over_its_list() -> None:
+    """Two how-to articles open their prerequisites with the same 'Before we get started, make sure
+    … the following prerequisites:'; on the Genesis page the second list stood without it (its
+    copy was dropped, its citation joined the first). A lead-in stays over its own list."""
+    tools, soil = (Citation(f"layer1_sources/articles/{n}.md", n) for n in ("tools", "soil"))
+    intro = "Before we get started, make sure you meet the following prerequisites:"
+    blocks = []
+    for cite in (tools, soil):
+        blocks += [
+            Block("heading", text=cite.anchor.title(), level=2),
+            Block(
+                "para",
+                sentences=(Sentence(f"This is about {cite.anchor}.", (cite,)), Sentence(intro, (cite,))),
+            ),
+            Block("bullets", sentences=(Sentence(f"You have the {cite.anchor} kit.", (cite,)),)),
+        ]
+    said = [s.cites for b in merge_repeats(blocks) for s in b.sentences if s.text == intro]
+    assert said == [(tools,), (soil,)]

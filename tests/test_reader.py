@@ -411,12 +411,14 @@ def test_no_topic_page_gathers_many_sources_without_a_subject(wiki: Path) -> Non
         if kind != "topic":
             continue
         text = pages(wiki)[path]
-        members = [
-            d for d in _members(wiki, text, path) if f"## {d.title}" in text or f"## {d.title} (" in text
+        title = front_matter(text)["title"]
+        members = [  # under their titles, and the namesake whose opening opens the page
+            d
+            for d in _members(wiki, text, path)
+            if f"## {d.title}" in text or f"## {d.title} (" in text or d.title.lower() == title.lower()
         ]
         if len(members) <= 8:
             continue
-        title = front_matter(text)["title"]
         introduced = any(d.title.lower() == title.split(":")[0].lower() for d in members)
         assert introduced or any(_shared(w, members) for w in words(title) if len(w) > 2), (path, title)
 
@@ -629,9 +631,13 @@ def test_linked_from_lists_the_closest_pages_first(farmbot_compiled: Path) -> No
 def test_a_topic_page_opens_with_its_namesake_source(farmbot_compiled: Path) -> None:
     """'FarmBot OS' (its install steps) came after 'Auto Updates' and 'Data Usage' on the FarmBot
     OS page: the source the page is named after is its overview, and comes first."""
-    text = _page(farmbot_compiled, "wiki/topics/farmbot-os.md")
-    heads = [x for x in body_lines(text) if x.startswith("## ")]
-    assert heads[0] == "## FarmBot OS", heads
+    lines = body_lines(_page(farmbot_compiled, "wiki/topics/farmbot-os.md"))
+    heads = [x for x in lines if x.startswith("## ")]
+    # its opening opens the page (``test_a_topic_opens_with_its_namesake_s_opening_…``), its
+    # own steps follow first
+    opening = next(n for n, x in enumerate(lines) if x.startswith("Step-by-step instructions for installing"))
+    assert opening < lines.index(heads[0])
+    assert heads[0].startswith("## Step 1") and heads.index("## Configurator") > 0, heads
 
 
 def test_a_topic_opens_with_its_namesake_overview_then_its_contents(farmbot_compiled: Path) -> None:
@@ -649,20 +655,31 @@ def test_a_topic_opens_with_its_namesake_overview_then_its_contents(farmbot_comp
 
 
 def test_only_a_short_namesake_of_prose_is_a_topic_s_overview() -> None:
-    """An overview is a few sentences; a namesake with steps, a table or several sections (the
-    'FarmBot OS' article's install steps) keeps its heading and is read where it stands."""
+    """An overview is a few sentences; a namesake whose opening has steps, a table or many
+    sentences keeps its heading and is read where it stands. An opening of prose over sections of
+    its own (the 'FarmBot OS' article's, over its install steps) opens the page, and they follow."""
     from wikic.compile.pageplan import overview
 
     other = _guide_doc("b", "Bed Maintenance", "# Bed Maintenance\n\nClean the bed.\n")
     short = _guide_doc("a", "Maintenance", "# Maintenance\n\nTips that keep it running.\n")
     steps = _guide_doc("a", "Maintenance", "# Maintenance\n\nTips.\n\n1. Wash it.\n2. Dry it.\n")
-    parts = _guide_doc("a", "Maintenance", "# Maintenance\n\nTips.\n\n## Monthly\n\nWash it.\n")
+    parts = _guide_doc(
+        "a", "Maintenance", "# Maintenance\n\nTips.\n\n1. Wash it.\n\n## Monthly\n\nWash it.\n"
+    )
+    opening = _guide_doc(
+        "a",
+        "Maintenance",
+        "# Maintenance\n\nThese tips keep the bot running for years.\n\n## Monthly\n\nWash it.\n",
+    )
     long = _guide_doc("a", "Maintenance", "# Maintenance\n\n" + "It runs. " * 6 + "\n")
     assert overview("Maintenance", [short, other]) is short
     assert overview("Maintenance", [short]) is None  # the page is the namesake's alone
     assert overview("Upkeep", [short, other]) is None
     for doc in (steps, parts, long):
         assert overview("Maintenance", [doc, other]) is None, doc.body
+    # an opening of prose over sections of its own opens the page, the only entry's too
+    assert overview("Maintenance", [opening, other]) is opening
+    assert overview("Maintenance", [opening]) is opening
 
 
 def test_a_page_opens_with_what_it_covers_not_a_count(wiki: Path) -> None:
@@ -714,7 +731,8 @@ def test_a_dispute_note_names_both_choices(farmbot_compiled: Path) -> None:
         for p, text in pages(farmbot_compiled).items()
     }
     shown = [x for found in notes.values() for x in found]
-    assert shown and all(re.search(r"\[[^\]]+ in [^\]]+, against [^\]]+ here\]", x) for x in shown), shown
+    named = re.compile(r"\[[^\]]+ (?:in [^\]]+|further down this page), against [^\]]+ here\]")
+    assert shown and all(named.search(x) for x in shown), shown
     trouble = " ".join(notes["wiki/topics/troubleshooting.md"])
     assert "[Raspberry Pi Imager in FarmBot OS, against Etcher here](" in trouble, trouble
 
@@ -2514,8 +2532,8 @@ def test_a_dispute_whose_both_sides_a_page_shows_is_noted_once(farmbot_compiled:
     Etcher, and said 'Sources differ' under each, pointing each at the other's topic: the same
     dispute twice on one page. It is noted once, where the first of them stands."""
     lines = body_lines(_page(farmbot_compiled, "wiki/guides/install-farmbot-os.md"))
-    notes = [x for x in lines if x.startswith("Sources differ: ")]
-    assert len(notes) == 1 and "Etcher" in notes[0] and "Raspberry Pi Imager" in notes[0], notes
+    notes = [x for x in lines if x.startswith("Sources differ: ") and "Etcher" in x]
+    assert len(notes) == 1 and "Raspberry Pi Imager" in notes[0], notes
     imager = next(i for i, x in enumerate(lines) if "Raspberry Pi Imager" in x and "](../../layer1" in x)
     assert lines.index(notes[0]) > imager
     assert any("Etcher" in x and "](../../layer1" in x for x in lines)  # the other side still stands
@@ -2707,3 +2725,64 @@ def test_the_genesis_page_says_what_the_genesis_has(farmbot_compiled: Path) -> N
     index = _page(farmbot_compiled, "wiki/index.md")
     line = next(x for x in index.splitlines() if "(devices/farmbot-genesis.md)" in x)
     assert "What the sources say about the FarmBot Genesis" in line and "rotary" not in line
+
+
+def test_a_topic_opens_with_its_namesake_s_opening_without_repeating_its_title(
+    farmbot_compiled: Path,
+) -> None:
+    """'Getting Started' (one article, the page's namesake) read '# Getting Started', a line of its
+    headings, then '## Getting Started' over its opening; 'Electronics and Wiring' did so over its
+    namesake's description, its only prose (review M). The opening opens the page, unheaded, and
+    the namesake's own sections follow at the page's first level."""
+    started = body_lines(_page(farmbot_compiled, "wiki/topics/getting-started.md"))
+    assert "## Getting Started" not in started
+    contents = next(n for n, x in enumerate(started) if x.startswith("*On this page: "))
+    assert any(x.startswith("If you just finished your FarmBot hardware") for x in started[:contents])
+    assert "## Step 1: Create a web app account" in started
+    wiring = body_lines(_page(farmbot_compiled, "wiki/topics/electronics-and-wiring.md"))
+    assert "## Electronics and Wiring" not in wiring
+    assert [x for x in wiring if x and not x.startswith("# ")][0].startswith(
+        "Tech specs for the electronics and wiring in FarmBot Express."
+    )
+
+
+def test_two_lists_of_ports_to_open_that_differ_are_flagged() -> None:
+    """'Port 8883 - MQTT · Port 80 · Port 443 · Port 3002 - WebSockets' in one article, 'ports 1883
+    (MQTT), 8883 (MQTT over SSL), 80 (HTTP), and 443 (HTTPS) … UDP port 123' in another: both
+    stood as current, unflagged, and two readers of review M ranked it first (an IT department is
+    handed one list). Numbers after 'ports' that are no ports ('2 USB ports … 0°C to 70°C') and
+    a list inside the other are no disagreement."""
+    from wikic.compile.disagreements import port_lists
+
+    def said(doc):
+        return {doc.path: [(s.anchor, x) for s in doc.sections for x in s.text.splitlines() if x.strip()]}
+
+    blocked = _guide_doc(
+        "blocked",
+        "Blocked ports",
+        "# Check for blocked ports\n\nPort 8883 - MQTT\nPort 80 - HTTP\nPort 443 - HTTPS\nPort 3002 - WebSockets\n",
+    )
+    firewall = _guide_doc(
+        "firewall",
+        "Firewall",
+        "# Firewall\n\nFarmBot needs access to ports 1883 (MQTT), 8883 (MQTT over SSL), 80 (HTTP), and 443 (HTTPS).\n"
+        "The services are provided on UDP port 123.\n",
+    )
+    chips = _guide_doc(
+        "chips",
+        "Temperature",
+        "# Temperature\n\nThe hub (on models with 2 USB ports) runs from 0°C to 70°C, 85 at most, 40 typical.\n",
+    )
+    fewer = _guide_doc("fewer", "Fewer", "# Fewer\n\nOpen port 8883, port 80 and port 443.\n")
+    found = port_lists(
+        [blocked, firewall, chips, fewer], {**said(blocked), **said(firewall), **said(chips), **said(fewer)}
+    )
+    assert [(d.a.doc.id, d.b.doc.id, d.choice_a, d.choice_b) for d in found] == [
+        ("blocked", "firewall", "ports 80, 443, 3002 and 8883", "ports 80, 123, 443, 1883 and 8883")
+    ]
+
+
+def test_the_connection_guide_flags_the_other_list_of_ports(farmbot_compiled: Path) -> None:
+    guide = _page(farmbot_compiled, "wiki/guides/connection-problems.md")
+    notes = [x for x in guide.splitlines() if x.startswith("Sources differ:") and "ports" in x]
+    assert any("1883" in x and "3002" in x for x in notes), notes

@@ -9,7 +9,10 @@ are the timeline's (``timeline``). This module finds sources that, for the same 
 - **kinds of a thing**: 'apply synthetic lubricant to the leadscrew' and 'use a dry graphite
   lubricant' (one distinctive noun, different words before it);
 - **model variants**: 'Raspberry Pi Zero W, included with Express kits' and 'Express … a
-  Raspberry Pi Zero 2 W computer' (names that differ by a number or version).
+  Raspberry Pi Zero 2 W computer' (names that differ by a number or version);
+- **port lists**: 'Port 8883 · Port 80 · Port 443 · Port 3002' and 'ports 1883 (MQTT), 8883
+  (MQTT over SSL), 80 (HTTP), and 443 (HTTPS) … UDP port 123': two sections that each list the
+  ports to open, and each lists one the other does not (an IT department is given one list).
 
 Both sentences must be about the same thing (sharing distinctive words, or a subject name for
 variants), at least one must prescribe or state what is used, and neither document may mention
@@ -108,7 +111,7 @@ def disagreements(
     ranked = sorted(
         found.values(), key=lambda t: (-t[0], -t[1], t[2].a.doc.path, t[2].b.doc.path, t[2].choice_a)
     )
-    return [d for _, _, d in ranked[:limit]]
+    return (port_lists(docs, said) + [d for _, _, d in ranked])[:limit]
 
 
 def _sentences(
@@ -331,3 +334,51 @@ def _variants(a: str, b: str) -> bool:
         return False
     extra = set(ta) ^ set(tb)
     return bool(extra) and all(re.fullmatch(r"v?\d+(?:\.\d+)*[A-Za-z]?", w) for w in extra)
+
+
+# 'port 8883', 'PORT: 8883', 'ports 1883 (MQTT), 8883 (MQTT over SSL), 80 (HTTP), and 443': the
+# numbers that follow the word, one after another
+_PORT = re.compile(
+    r"\bports?\s*:?\s*(\d{2,5}(?:\s*\([^)]*\))?(?:\s*(?:,|and|or|&)\s*(?:and\s+)?\d{2,5}(?:\s*\([^)]*\))?)*)(?!\d|\.\d)",
+    re.IGNORECASE,
+)
+PORTS = 3  # ports a section lists, at least, to be a list of the ports to open
+
+
+def port_lists(docs: list[SourceDoc], said: dict[str, list[tuple[str, str]]]) -> list[Disagreement]:
+    """Pairs of sections of two documents that each list the network ports to open (three or
+    more) and each name a port the other does not, where neither document names the other's
+    anywhere: a support engineer would hand an IT department one list or the other."""
+    lists: list[tuple[SourceDoc, str, str, frozenset[int]]] = []  # (doc, anchor, first sentence, ports)
+    for d in docs:
+        by_anchor: dict[str, tuple[str, set[int]]] = {}
+        for anchor, sentence in said.get(d.path, ()):
+            found = {
+                int(n)
+                for m in _PORT.finditer(sentence)
+                for n in re.findall(r"\d+", re.sub(r"\([^)]*\)", "", m[1]))
+            }
+            if found:
+                first, ports = by_anchor.setdefault(anchor, (sentence, set()))
+                ports |= found
+        lists += [(d, a, first, frozenset(p)) for a, (first, p) in by_anchor.items() if len(p) >= PORTS]
+    texts = _Texts()
+    out = []
+    for n, (da, aa, sa, pa) in enumerate(lists):
+        for db, ab, sb, pb in lists[n + 1 :]:
+            if da.path == db.path or not (pa - pb and pb - pa):
+                continue
+            if _all_named(pb - pa, texts[da]) or _all_named(pa - pb, texts[db]):
+                continue  # a document that names the other's ports too is not giving a different list
+            out.append(Disagreement(Said(da, aa, sa), Said(db, ab, sb), _ports(pa), _ports(pb), "ports"))
+    return sorted(out, key=lambda d: (d.a.doc.path, d.b.doc.path, d.a.anchor, d.b.anchor))
+
+
+def _all_named(ports: frozenset[int], text: str) -> bool:
+    return all(re.search(rf"(?<![\d.]){p}(?![\d.])", text) for p in ports)
+
+
+def _ports(ports: frozenset[int]) -> str:
+    """'ports 80, 443, 3002 and 8883'."""
+    names = [str(p) for p in sorted(ports)]
+    return "ports " + ", ".join(names[:-1]) + f" and {names[-1]}"

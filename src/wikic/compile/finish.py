@@ -193,7 +193,12 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
     kept = _whole_sections(blocks, {at for at, _ in repeats})
     drop = {at for at, _ in repeats} - kept | _again_within(blocks, kept)
     drop -= _referred_back(blocks, drop)
-    drop = {(bi, si) for bi, si in drop if not _ORDINAL.match(blocks[bi].sentences[si].text.lstrip("*_ "))}
+    firsts = dict(repeats)
+    drop = {
+        (bi, si)
+        for bi, si in drop
+        if not _label(blocks[bi].sentences[si].text) and not _leads_in(blocks, (bi, si), firsts.get((bi, si)))
+    }
     if not drop:
         return blocks
     extra: dict[tuple[int, int], list] = {}
@@ -213,6 +218,34 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         if sentences:
             out.append(replace(b, sentences=sentences))
     return prune(out)
+
+
+def _label(text: str) -> bool:
+    """Whether a line heads what follows it in its section rather than saying something: an
+    ordinal ('Step 1') or a few words with no sentence's end nor a lead-in's colon ('**Component
+    tests**' over each part's table, which stood once on a page, over the first table, with
+    fifteen citations)."""
+    plain = text.strip().strip("*_ ")
+    return bool(_ORDINAL.match(plain)) or (
+        len(plain.split()) <= LABEL_WORDS and not plain.endswith((".", "!", "?", ":"))
+    )
+
+
+LABEL_WORDS = 4
+
+
+def _leads_in(blocks: list[Block], at: tuple[int, int], first: tuple[int, int] | None) -> bool:
+    """Whether a repeated sentence introduces the list right after it ('Before we get started, make
+    sure … the following prerequisites:') in another source than the first copy's: the Genesis
+    page's second list of prerequisites stood without it."""
+    bi, si = at
+    b = blocks[bi]
+    if si != len(b.sentences) - 1 or not b.sentences[si].text.rstrip().endswith(":"):
+        return False
+    if bi + 1 >= len(blocks) or blocks[bi + 1].kind not in ("bullets", "steps") or first is None:
+        return False
+    mine = {c.path for c in b.sentences[si].cites}
+    return not mine & {c.path for c in blocks[first[0]].sentences[first[1]].cites}
 
 
 def _own_again(later: Sentence, first: Sentence, anchors: set[str]) -> bool:

@@ -19,6 +19,7 @@ from ..core.config import Fields, load_yaml
 from ..core.errors import ConfigError
 from ..core.fsutil import atomic_write, write_if_changed
 from ..core.markdown import github_slug
+from ..core.words import listing
 from .librarian.extract import denied
 
 TYPE_ORDER = ("hub", "device", "comparison", "guide", "topic", "directory", "entity", "glossary", "changes")
@@ -103,7 +104,7 @@ def _ordered(entries: list[Entry]) -> list[Entry]:
 
 
 HEADER = (
-    "# Wiki index\n\n"
+    "# Wiki index\n\n{covers}"
     "Start here. Each line links one page, says what it covers and lists the words people search for. "
     "Every sentence in a page cites the source section that says it.\n"
 )
@@ -148,7 +149,7 @@ def render_index(entries: list[Entry], budget: int, sources: dict[str, int] | No
     by_type: dict[str, list[Entry]] = {}
     for e in entries:
         by_type.setdefault(e.type, []).append(e)
-    header = HEADER + compiled_from(sources or {})
+    header = HEADER.format(covers=covers(entries)) + compiled_from(sources or {})
     text = header + "".join(_section(t, items, "wiki") for t, items in by_type.items())
     if estimate_tokens(text) <= budget:
         return {"wiki/index.md": text}
@@ -173,6 +174,30 @@ def render_index(entries: list[Entry], budget: int, sources: dict[str, int] | No
 def source_counts(paths: list[str]) -> dict[str, int]:
     """Documents per layer-1 source folder ('layer1_sources/faq/…' counts for faq), by name."""
     return dict(sorted(Counter(p.split("/")[1] for p in paths if p.count("/") >= 2).items()))
+
+
+# what the wiki holds besides its devices, and what one page of each kind is called
+KINDS = {
+    "guide": ("guide", "guides"),
+    "comparison": ("comparison", "comparisons"),
+    "topic": ("topic page", "topic pages"),
+    "directory": ("directory", "directories"),
+    "entity": ("entry", "entries"),
+}
+DEVICES_NAMED = 8
+
+
+def covers(entries: list[Entry]) -> str:
+    """What the wiki is about, first: its devices by name and how many pages of each kind it holds
+    ('This wiki covers the Sprout 3, Grove 6 and Canopy 12: a page for each, 4 guides, …'). The
+    index opened with how to read it, and three readers asked what the wiki is about."""
+    counts = Counter(e.type for e in entries)
+    held = [f"{n} {KINDS[t][n != 1]}" for t in KINDS if (n := counts.get(t))]
+    devices = [e.title for e in entries if e.type == "device"]
+    if devices:
+        each = "a page for each" if len(devices) > 1 else "a page of its own"
+        return f"This wiki covers the {listing(devices, DEVICES_NAMED)}: " + listing([each, *held]) + ".\n\n"
+    return f"This wiki holds {listing(held)}.\n\n" if held else ""
 
 
 def compiled_from(sources: dict[str, int]) -> str:

@@ -49,6 +49,7 @@ from .librarian.extract import (
     aliases,
     compared_facts,
     dated_title,
+    is_title_section,
     mentions,
     naming_sentences,
     prose_units,
@@ -676,14 +677,23 @@ def overview(title: str, members: list[SourceDoc]) -> SourceDoc | None:
     """The entry that introduces a topic's others, which opens the page in place of a line of
     their titles: the page's namesake (the 'Maintenance' article among the maintenance ones), when
     it is short prose ('In the following sections we'll go over maintenance tips …') in one
-    section: no steps, table or sub-heading that a reader would look for under its own heading."""
+    section (or in its description when its body says nothing, or in the opening over its other
+    sections, which follow it on the page): no steps, table or code a reader would look for
+    under its own heading. 'Getting Started' repeated its title as a heading over its opening."""
     named = [d for d in members if d.title.casefold() == title.casefold()]
-    if len(members) < 2 or len(named) != 1:
+    if len(named) != 1:
         return None
-    said = [s for s in named[0].sections if s.text.strip() and not is_navigation(s.text)]
-    if len(said) != 1 or re.search(r"^\s*(\||\d+[.)]\s|```)", said[0].text, re.M):
+    said = [s.text for s in named[0].sections if s.text.strip() and not is_navigation(s.text)]
+    if not said:  # a record whose prose is its description ('Tech specs for the electronics …')
+        said = [text for _, text in prose_fields(named[0])]
+    elif len(said) > 1:  # its opening, over sections of its own that follow it on the page
+        first = named[0].sections[0]
+        said = [first.text] if is_title_section(named[0], first) and first.text.strip() else said
+    elif len(members) < 2:
+        return None  # the page's one entry, all of it prose: it is shown as it is
+    if len(said) != 1 or re.search(r"^\s*(\||\d+[.)]\s|```)", said[0], re.M):
         return None
-    units = prose_units(said[0].text)
+    units = prose_units(said[0])
     return named[0] if 0 < len(units) <= OVERVIEW else None
 
 

@@ -142,10 +142,12 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
             sides = [sides[shown.index(min(shown))]]
         for this, other, own, choice in sides:
             target = plan.target(other.doc.path, other.anchor)
-            if this.doc.path in paths and target is not None and target.path != spec.path:
+            if this.doc.path in paths and target is not None:
+                # 'Etcher in Troubleshooting, against Raspberry Pi Imager here': both choices named;
+                # both on this page, the note stands at the first and points down to the other
                 title = plan.titles.get(target.path, target.path)
-                # 'Etcher in Troubleshooting, against Raspberry Pi Imager here': both choices named
-                disputes.append((this.text, href(target), f"{choice} in {title}, against {own} here"))
+                where = "further down this page" if target.path == spec.path else f"in {title}"
+                disputes.append((this.text, href(target), f"{choice} {where}, against {own} here"))
     return Navigation(
         outdated=tuple(dict.fromkeys(outdated)),
         disputes=tuple(dict.fromkeys(disputes)),

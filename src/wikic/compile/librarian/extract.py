@@ -1088,33 +1088,7 @@ def naming_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sent
     ('FarmBot Express is designed …'), else none: a fact of which it is the subject ('FarmBot
     Genesis kits include rotary encoders …') or a sentence that only names it says nothing of what
     it is, so it is no lead."""
-    exact = _subject_name(names)
-    for doc in sorted(docs, key=lambda d: d.path):
-        for section in doc.sections:
-            for b in section_content(doc, section):
-                for s in b.sentences if b.kind == "para" else ():
-                    m = exact.search(s.text)
-                    if (
-                        m is not None
-                        and self_contained(s.text)
-                        and re.match(r"^(?:the\s+|an?\s+)?$", s.text[: m.start()], re.IGNORECASE)
-                        and _DEFINES.match(s.text[m.end() :])
-                    ):
-                        return [s]
-    return []
-
-
-def _subject_name(names: tuple[str, ...]) -> re.Pattern:
-    """One of ``names``, longest first, not followed by a variant's suffix ('Express XL')."""
-    return re.compile(
-        r"\b(?:"
-        + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-        + r")\b(?!\s*(?:XL|\())",
-        re.IGNORECASE,
-    )
-
-
-_DEFINES = re.compile(r"^(?:\s+\w+){0,3}?\s+(?:is|are|was|were)\b", re.IGNORECASE)
+    return _first_saying(names, docs, _THE, _DEFINES)
 
 
 def subject_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sentence]:
@@ -1122,7 +1096,21 @@ def subject_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sen
     and says what it has ('All of our top-of-the-line Genesis kits include rotary encoders …'), else
     none: the lead of a device no source defines; a reader learns what it is from what it has,
     where an 'about' line alone ('What the sources say about …') told nothing."""
-    exact = _subject_name(names)
+    return _first_saying(names, docs, _SUBJECT_BEFORE, _HAS)
+
+
+def _first_saying(
+    names: tuple[str, ...], docs: list[SourceDoc], before: re.Pattern, after: re.Pattern
+) -> list[Sentence]:
+    """The first self-contained sentence of a paragraph, among ``docs`` in path order, that names
+    one of ``names`` (longest first, not a variant's: 'Express XL') with ``before`` matching what
+    precedes the name and ``after`` what follows it."""
+    exact = re.compile(
+        r"\b(?:"
+        + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        + r")\b(?!\s*(?:XL|\())",
+        re.IGNORECASE,
+    )
     for doc in sorted(docs, key=lambda d: d.path):
         for section in doc.sections:
             for b in section_content(doc, section):
@@ -1131,13 +1119,15 @@ def subject_sentences(names: tuple[str, ...], docs: list[SourceDoc]) -> list[Sen
                     if (
                         m is not None
                         and self_contained(s.text)
-                        and _SUBJECT_BEFORE.match(s.text[: m.start()])
-                        and _HAS.match(s.text[m.end() :])
+                        and before.match(s.text[: m.start()])
+                        and after.match(s.text[m.end() :])
                     ):
                         return [s]
     return []
 
 
+_THE = re.compile(r"^(?:the\s+|an?\s+)?$", re.IGNORECASE)
+_DEFINES = re.compile(r"^(?:\s+\w+){0,3}?\s+(?:is|are|was|were)\b", re.IGNORECASE)
 # what may stand before the name of a sentence's subject ('All of our top-of-the-line …')
 _SUBJECT_BEFORE = re.compile(
     r"^(?:(?:the|an?)\s+|all\s+(?:of\s+)?(?:our\s+)?(?:[\w-]+\s+)?)?$", re.IGNORECASE

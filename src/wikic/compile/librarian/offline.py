@@ -50,7 +50,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-130"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-136"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
@@ -136,7 +136,12 @@ def _finish(
         [Block("para", sentences=tuple(lead))] if lead else []
     )
     blocks += body
-    described = about.removeprefix(CONTENTS_PREFIX)
+    # 'Arduino Firmware: Stall Detection Hardware · …', not a line of headings that names nothing
+    described = (
+        f"{job.spec.title}: {about.removeprefix(CONTENTS_PREFIX)}"
+        if about.startswith(CONTENTS_PREFIX)
+        else about
+    )
     opening = next((b.sentences[0].text for b in body[:1] if b.kind == "para"), "")
     return Draft(
         job.spec.title,
@@ -206,11 +211,15 @@ def _topic(job: PageJob) -> Draft:
     opening: list[Block] = []  # the overview that says what the page is, under no heading of its own
     for doc in docs:
         taxonomy = taxonomy_fields(doc)
-        shown = home_blocks(doc, 2, show, hide + taxonomy, units)
-        shown += superseded_notes(older_versions(job, doc), doc)
         if doc.path == job.spec.config.get("opening") and not opening:
-            opening = shown
+            # the namesake's opening opens the page; its own sections follow, level with the others
+            shown = home_blocks(doc, 1, show, hide + taxonomy, units)
+            at = next((n for n, b in enumerate(shown) if b.kind == "heading"), len(shown))
+            opening = shown[:at]
+            blocks += shown[at:] + superseded_notes(older_versions(job, doc), doc)
         else:
+            shown = home_blocks(doc, 2, show, hide + taxonomy, units)
+            shown += superseded_notes(older_versions(job, doc), doc)
             blocks.append(Block("heading", text=dated_title(doc), level=2))
             blocks.extend(shown)
         kept = set(taxonomy) - set(hide)
