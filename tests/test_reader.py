@@ -2786,3 +2786,17 @@ def test_the_connection_guide_flags_the_other_list_of_ports(farmbot_compiled: Pa
     guide = _page(farmbot_compiled, "wiki/guides/connection-problems.md")
     notes = [x for x in guide.splitlines() if x.startswith("Sources differ:") and "ports" in x]
     assert any("1883" in x and "3002" in x for x in notes), notes
+
+
+def test_a_device_comparison_says_which_row_the_sources_say_little_of(farmbot_compiled: Path) -> None:
+    """The Genesis row of 'FarmBot models compared' is dashes in all but two columns, which read
+    as a table that does not compare (review N). Its lead says so; a full row is not named."""
+    from wikic.compile.pageplan import _little_said
+
+    rows = [(None, {"Width": 1, "Length": 2, "Cost": 3}), (None, {"Required hardware": 4})]
+    devices = [{"title": "Mowbot Mini"}, {"title": "Mowbot Max"}]
+    assert _little_said(devices, rows) == " For the Mowbot Max the sources state only required hardware."
+    lines = body_lines(_page(farmbot_compiled, "wiki/comparisons/farmbot-models.md"))
+    about = next(x for x in lines if x.startswith("*"))
+    assert "For the FarmBot Genesis the sources state only required hardware" in about
+    assert "For the FarmBot Express " not in about

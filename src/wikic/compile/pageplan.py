@@ -582,6 +582,7 @@ def plan_comparisons(
                 about = shown = comparison_about(comp, comp.fields)
                 if silent:  # a row of dashes says nothing: say so once instead
                     about += f" The sources state none of these for the {_names_text([d['title'] for d in silent])}."
+                about += _little_said(devices, rows)
                 config = {"comparison": comp.__dict__, "devices": devices, "about": about, "summary": shown}
                 pages.add("comparison", comp.id, comp.title, srcs, config)
             continue
@@ -602,6 +603,23 @@ def plan_comparisons(
                 f"comparison '{comp.id}': none of its {len(rows)} rows has a value for {', '.join(comp.fields)}; not written"
             )
     return notes
+
+
+SPARSE = 3  # a row that fills this share of a comparison's columns, or less, is said to be sparse
+
+
+def _little_said(devices: list[dict], rows: list) -> str:
+    """' For the FarmBot Genesis the sources state only required hardware and calibration object.':
+    a row mostly of dashes said nothing of why (review N: 'the comparison doesn't compare')."""
+    columns = {label for _, facts in rows for label in facts}
+    out = ""
+    for device, (_, facts) in zip(devices, rows, strict=True):
+        if facts and len(facts) * SPARSE <= len(columns):
+            said = listing(
+                [" ".join(w if w.isupper() else w.lower() for w in label.split()) for label in facts]
+            )
+            out += f" For the {device['title']} the sources state only {said}."
+    return out
 
 
 SILENT_NAMED = 8  # rows a comparison leaves out for want of values, named at most; past that counted
