@@ -2800,3 +2800,30 @@ def test_a_device_comparison_says_which_row_the_sources_say_little_of(farmbot_co
     about = next(x for x in lines if x.startswith("*"))
     assert "For the FarmBot Genesis the sources state only required hardware" in about
     assert "For the FarmBot Express " not in about
+
+
+def test_a_guide_brings_the_sections_its_steps_send_the_reader_to_by_name(farmbot_compiled: Path) -> None:
+    """The connection guide said '1. Bring your device into "isolated mode" …' and '1. Perform a
+    hard reset …', and the maintenance guide '… do another fit test', and neither quoted the
+    sections of the same article that say how (review N). A section a quoted one names by its
+    heading comes too, and so does what that one names in turn; 'Code 1' is not 'Code 12'."""
+    from wikic.compile.guides import _named_as, with_named
+
+    assert _named_as('Use "Isolated Mode" to find problem sources') == "isolated mode"
+    assert _named_as("Perform a hard reset") == "hard reset"
+    assert _named_as("Fit test") == "fit test" and _named_as("Troubleshooting") is None
+    doc = _guide_doc(
+        "net",
+        "Troubleshooting",
+        "# Troubleshooting\n\nStart here.\n\n# Perform a hard reset\n\nReflash the card.\n\n"
+        '# Use "Isolated Mode"\n\n1. Perform a hard reset first.\n\n'
+        '# Disconnects\n\n1. Bring the bot into "isolated mode".\n2. See code 12.\n\n# Code 1\n\nOffline.\n',
+    )
+    pool = [Candidate(doc, i) for i in range(len(doc.sections))]
+    units = with_named([[pool[3]]], pool)
+    assert sorted(c.index for u in units for c in u) == [1, 2, 3]
+    connection = body_lines(_page(farmbot_compiled, "wiki/guides/connection-problems.md"))
+    assert {'#### Use "Isolated Mode" to find problem sources', "#### Perform a hard reset"} <= set(
+        connection
+    )
+    assert "### Fit test" in body_lines(_page(farmbot_compiled, "wiki/guides/maintenance.md"))

@@ -425,6 +425,44 @@ def with_pointed(
     return out
 
 
+def with_named(units: list[list[Candidate]], pool: list[Candidate]) -> list[list[Candidate]]:
+    """The units and the sections of their own documents that they send the reader to by name
+    ('1. Bring your device into "isolated mode" …' → 'Use "Isolated Mode" to find problem
+    sources'; '… perform a hard reset' → 'Perform a hard reset'), with the sections under them,
+    when guide material (in ``pool``) no unit quotes yet: the connection guide told the reader to
+    do two things it never explained (review N)."""
+    taken = {(c.doc.path, c.index) for u in units for c in u}
+    at = {(c.doc.path, c.index): c for c in pool}
+    out = list(units)
+    for unit in out:  # what it brings may name another in turn ('Perform a hard reset' of isolated mode)
+        doc = unit[0].doc
+        said = " ".join(plain_inline(doc.sections[c.index].text) for c in unit).lower()
+        for j, section in enumerate(doc.sections):
+            phrase = _named_as(section.heading)
+            if (doc.path, j) in taken or (doc.path, j) not in at or not phrase:
+                continue
+            if not re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", said):  # 'code 1' is no 'code 12'
+                continue
+            found = [at.get((doc.path, k)) or Candidate(doc, k) for k in (j, *_subsections(doc, j))]
+            found = [c for c in found if (doc.path, c.index) not in taken]
+            out.append(found)
+            taken.update((doc.path, c.index) for c in found)
+    return out
+
+
+def _named_as(heading: str) -> str | None:
+    """What a reader is told to do by a section's heading, as a sentence would name it: its quoted
+    words ('Use "Isolated Mode" to …' → 'isolated mode'), else the heading less its verb and
+    article ('Perform a hard reset' → 'hard reset'); None for a name of one word."""
+    quoted = re.search(r'"([^"]+)"|“([^”]+)”', heading)
+    words = (quoted[1] or quoted[2]).split() if quoted else plain_inline(heading).split()
+    if not quoted and words and (words[0].lower() in INSTRUCTIONS or words[0].lower() == "perform"):
+        words = words[1:]
+    if words and words[0].lower() in ("a", "an", "the"):
+        words = words[1:]
+    return " ".join(words).lower() if len(words) >= 2 else None
+
+
 def without_pointers(units: list[list[Candidate]]) -> list[list[Candidate]]:
     """The units less the short ones that name a procedure the guide quotes whole: 'follow our
     FarmBot OS installation instructions … then reinsert the card' after FarmBot OS's own steps
@@ -1087,6 +1125,7 @@ def plan_guide(
     chosen_units = choose(guide, pool, timeline)
     if not fixing:  # a fix that says 'reflash' is no reason to quote the install again
         chosen_units = with_pointed(chosen_units, pool, pointing or {})
+    chosen_units = with_named(chosen_units, pool)
     kept = current(chosen_units, timeline)
     steps = still_current_steps([u for u in chosen_units if u not in kept], kept, timeline)
     kept = instructing(kept) if fixing else kept
