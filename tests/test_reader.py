@@ -2827,3 +2827,23 @@ def test_a_guide_brings_the_sections_its_steps_send_the_reader_to_by_name(farmbo
         connection
     )
     assert "### Fit test" in body_lines(_page(farmbot_compiled, "wiki/guides/maintenance.md"))
+
+
+def test_a_line_giving_each_model_its_own_figure_is_on_each_model_s_page() -> None:
+    """'At 15% there is about 0.18 litres left in a Sprout 3, 0.6 litres in a Grove 6 and 1.4
+    litres in a Canopy 12 …' and the replacement panels' prices name every model, so no device
+    page quoted them, and review N found the Sprout 3 page without its alert volume or panel
+    price. A sentence that gives each model its own figure is each model's; one said of all of
+    them ('Firmware 3.2 starts rolling out today to all Sprout 3, Grove 6 and Canopy 12 gardens')
+    still is no one's."""
+    from wikic.compile.gather import gives_each, names_every_model
+
+    peers = [["Grove 6"], ["Canopy 12"]]
+    sprout = {"title": "Sprout 3", "match": [], "peers": peers}
+    each = "At 15% there is 0.18 litres left in a Sprout 3, 0.6 litres in a Grove 6 and 1.4 litres in a Canopy 12."
+    every = "Firmware 3.2 starts rolling out today to all Sprout 3, Grove 6 and Canopy 12 gardens."
+    assert gives_each(each, sprout) and not names_every_model(each, sprout)
+    assert names_every_model(every, sprout) and not gives_each(every, sprout)
+    for device in ("sprout-3", "grove-6", "canopy-12"):
+        page = strip_citations(_page(REPO, f"wiki/devices/{device}.md"))
+        assert "0.6 litres in a" in page and "replacement panels cost $29" in page, device

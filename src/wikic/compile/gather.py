@@ -160,7 +160,35 @@ def names_every_model(text: str, device: dict) -> bool:
     if not named.search(plain):
         return False
     rest = named.sub(" ", plain)  # each other model by any of its names ('FarmBot Express', 'Express')
-    return all(name_pattern(tuple(names), ())[0].search(rest) for names in peers)
+    every = [name_pattern(tuple(names), ())[0] for names in peers]
+    return all(p.search(rest) for p in every) and not _per_model(plain, [named, *every])
+
+
+def gives_each(text: str, device: dict) -> bool:
+    """Whether ``text`` names every model, each with its own figure (``_per_model``): a line of
+    the device's own, whichever model it names first."""
+    peers = device.get("peers", ())
+    named, _ = name_pattern((device["title"], *device.get("match", ())), ())
+    every = [name_pattern(tuple(names), ())[0] for names in peers]
+    return len(peers) >= 2 and _per_model(plain_inline(text), [named, *every])
+
+
+def _per_model(plain: str, models: list) -> bool:
+    """Whether a sentence naming every model gives each its own figure ('At 15% there is about
+    0.18 litres left in a Sprout 3, 0.6 litres in a Grove 6 and 1.4 litres in a Canopy 12'): each
+    model's clause holds a number besides the model's name. That is said of each, not of all."""
+    clauses = re.split(r",\s*|;\s*|\s+and\s+", plain)
+    for pattern in models:
+        said = [c for c in clauses if pattern.search(c)]
+        if not said or not any(_DIGIT.search(_all_names(c, models)) for c in said):
+            return False
+    return True
+
+
+def _all_names(text: str, models: list) -> str:
+    for pattern in models:
+        text = pattern.sub(" ", text)
+    return text
 
 
 def gather(device: dict, docs: list[SourceDoc], specs: set[str]) -> list[list[str]]:
@@ -329,7 +357,9 @@ def about_units(doc: SourceDoc, section: Section, device: dict, facet: str = "")
             kept: list[Sentence] = []
             about_it = opens_on(b.sentences[0].text, named, other)  # 'The Canopy 12 weighs …': all of it
             for i, s in enumerate(b.sentences):
-                if names_another(s.text, device, leading=True) or names_every_model(s.text, device):
+                if names_every_model(s.text, device) or (
+                    names_another(s.text, device, leading=True) and not gives_each(s.text, device)
+                ):
                     continue
                 if _FIGURE.search(s.text) or points_ahead(plain_inline(s.text)) or _NEWS.search(s.text):
                     continue  # quoted apart from its section, it points at nothing ('In these
