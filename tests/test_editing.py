@@ -738,3 +738,19 @@ def test_a_lead_in_another_source_repeats_stays_over_its_list() -> None:
         ]
     said = [s.cites for b in merge_repeats(blocks) for s in b.sentences if s.text == intro]
     assert said == [(tools,), (soil,)]
+
+
+def test_a_sentence_about_its_own_section_s_subject_stays_in_each_section() -> None:
+    """'This advanced setting is not shown by default.' opens seven settings of three articles; on
+    the Settings page it stood once, under 'Auto update', with eight citations, and the other six
+    no longer said they were hidden (review O). What 'this' names differs in each section."""
+    cites = [Citation(f"layer1_sources/articles/{n}.md", n) for n in ("auto-update", "stop-at-home")]
+    line = "This advanced setting is not shown by default."
+    blocks = []
+    for cite in cites:
+        blocks += [
+            Block("heading", text=cite.anchor, level=3),
+            Block("para", sentences=(Sentence(line, (cite,)), Sentence(f"It sets {cite.anchor}.", (cite,)))),
+        ]
+    said = [s.cites for b in merge_repeats(blocks) for s in b.sentences if s.text == line]
+    assert said == [(cites[0],), (cites[1],)]

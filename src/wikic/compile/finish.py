@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from ..core.markdown import plain_inline
 from .citations import Verifier
 from .draft import PROSE_KINDS, Block, Cell, Draft, Navigation, Sentence
 from .librarian.base import Failure, Librarian, PageJob
@@ -199,6 +200,7 @@ def merge_repeats(blocks: list[Block]) -> list[Block]:
         for bi, si in drop
         if not _label(blocks[bi].sentences[si].text) and not _leads_in(blocks, (bi, si), firsts.get((bi, si)))
     }
+    drop -= _about_their_own(blocks, drop)
     if not drop:
         return blocks
     extra: dict[tuple[int, int], list] = {}
@@ -232,6 +234,29 @@ def _label(text: str) -> bool:
 
 
 LABEL_WORDS = 4
+
+
+def _about_their_own(blocks: list[Block], repeats: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Of the repeats, those about their own section's subject, said there and nowhere earlier on
+    the page ('This advanced setting is not shown by default.' under each of seven settings stood
+    once, under 'Auto update', with eight citations, and the other six no longer said they were
+    hidden): what 'this' names differs in each. The same section's words twice still go."""
+    earlier: dict[str, set[tuple[str, str]]] = {}
+    out = set()
+    for bi, b in enumerate(blocks):
+        if b.kind not in PROSE_KINDS or b.kind == "note":
+            continue
+        for si, s in enumerate(b.sentences):
+            key, cites = " ".join(s.text.split()), {(c.path, c.anchor) for c in s.cites}
+            seen = earlier.setdefault(key, set())
+            if (
+                (bi, si) in repeats
+                and _REFERS_BACK.match(plain_inline(s.text).lstrip("*_ "))
+                and not cites & seen
+            ):
+                out.add((bi, si))
+            seen |= cites
+    return out
 
 
 def _leads_in(blocks: list[Block], at: tuple[int, int], first: tuple[int, int] | None) -> bool:
