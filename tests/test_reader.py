@@ -858,7 +858,9 @@ def test_a_device_fact_from_a_table_about_something_else_says_what_it_is_about()
 def test_a_device_fact_from_a_table_of_its_versions_says_which_versions_it_holds_for() -> None:
     """FarmBot's calibration objects differ by kit version: the row naming today's Genesis holds
     for 'Genesis v1.5+' only, and the Genesis page read 'Calibration card with red dots' as if for
-    every Genesis. A model the table lists in one version only keeps the bare value."""
+    every Genesis; then it gave that row alone, and review O found the v1.3 and v1.4 rows dropped.
+    Today's row comes first, then each past version's. A model the table lists in one version
+    only keeps the bare value."""
     from wikic.compile.librarian.extract import device_facts
 
     doc = _guide_doc(
@@ -871,7 +873,11 @@ def test_a_device_fact_from_a_table_of_its_versions_says_which_versions_it_holds
     genesis = device_facts({"title": "FarmBot Genesis", "match": ["Genesis"]}, [doc])
     express = device_facts({"title": "FarmBot Express", "match": ["Express"]}, [doc])
     assert [(k, v) for k, v, _ in genesis] == [
-        ("Calibration object", "A card with red dots (Genesis v1.5+ and Express v1.0+)")
+        (
+            "Calibration object",
+            "A card with red dots (Genesis v1.5+ and Express v1.0+); Red rubber caps (Genesis v1.3); "
+            "Red golf tees (Genesis v1.4)",
+        )
     ]
     assert [(k, v) for k, v, _ in express] == [("Calibration object", "A card with red dots")]
 
@@ -1008,13 +1014,14 @@ def test_a_comparison_of_models_holds_every_model_and_every_column_its_tables_st
     # the models the compared field describes first, each group in the order given
     assert list(cells) == ["FarmBot Express", "FarmBot Express XL", "FarmBot Genesis", "FarmBot Genesis XL"]
     assert cells["FarmBot Express XL"][:3] == ["2.4m", "14.4m2", "~$2,300"]
-    # the calibration table has a row for a past Genesis: the card is said for the versions it is for
+    # the calibration table has a row for a past Genesis: the card is said for the versions it is
+    # for, and the past version's object follows
     assert cells["FarmBot Genesis"] == [
         "—",
         "—",
         "—",
         "Rotary encoders",
-        "Calibration card (Genesis v1.5+ and Express v1.0+)",
+        "Calibration card (Genesis v1.5+ and Express v1.0+); Red rubber caps (Genesis v1.2)",
     ]
     assert cells["FarmBot Express"][-1] == "Calibration card"
     assert cells["FarmBot Genesis XL"] == ["—", "—", "—", "Rotary encoders", "—"]

@@ -724,29 +724,38 @@ def device_facts(device: dict, docs: list[SourceDoc]) -> list[tuple[str, str, Ci
     for doc in docs:
         for section, header, rows in source_tables(doc):
             versioned = _past_versions(rows, names)
+            past = [row for row in rows if row and versioned and _one_past_version(row[0], names)]
             for row in rows:
                 if not row or not _names_match(row[0], names):
                     continue
-                for label_, value in zip(header[1:], row[1:]):
+                for n, (label_, value) in enumerate(zip(header[1:], row[1:]), start=1):
                     key = label_.strip()
                     if key and value.strip() and key.lower() not in seen:
                         seen.add(key.lower())
                         said = f"{value.strip()} ({row[0].strip()})" if versioned else value.strip()
+                        # and what the past versions had: the table's other rows for the device
+                        earlier = [
+                            f"{r[n].strip()} ({r[0].strip()})" for r in past if len(r) > n and r[n].strip()
+                        ]
+                        said = "; ".join([said, *earlier])
                         facts.append((key, said, Citation(doc.path, section.anchor)))
     return facts
+
+
+def _one_past_version(cell: str, names: tuple[str, ...]) -> bool:
+    """Whether a table's first cell is one past version of the device ('Genesis v1.3')."""
+    wanted = {_bare(n) for n in names}
+    return any(
+        _ONE_VERSION.search(p) and _bare(_ONE_VERSION.sub("", p)) in wanted
+        for p in (cell, *_CELL_PARTS.split(cell))
+    )
 
 
 def _past_versions(rows: list[list[str]], names: tuple[str, ...]) -> bool:
     """Whether a table has a row for a past version of the device ('Genesis v1.3'): its values
     differ from version to version, so the row for today's model holds for the versions it names
     ('Calibration card with red dots (Genesis v1.5+ and Express v1.0+)'), not for every kit."""
-    wanted = {_bare(n) for n in names}
-    return any(
-        _ONE_VERSION.search(p) and _bare(_ONE_VERSION.sub("", p)) in wanted
-        for row in rows
-        if row
-        for p in (row[0], *_CELL_PARTS.split(row[0]))
-    )
+    return any(_one_past_version(row[0], names) for row in rows if row)
 
 
 def in_context(
