@@ -578,3 +578,32 @@ def test_layer1_parsed_in_processes_is_layer1_parsed_in_one(
     assert forks == [2] and pooled == alone and list(alone) == ["layer1_sources/faq/zz-broken.md"]
     with pytest.raises(KBError, match="zz-broken.md"):
         layer1.load_layer1(root, jobs=2)
+
+
+def test_a_pages_chunks_from_the_parts_its_writer_joined_are_those_of_its_text() -> None:
+    """The page phase chunks a page from the frontmatter and body it joined (``page_parts``),
+    not by reading its text back: both give the same chunks, for odd titles and keywords too, and
+    a frontmatter whose YAML holds a line that would end it early is read from the text."""
+    from wikic.compile.draft import Block, Citation, Draft, Sentence
+    from wikic.compile.librarian.offline import OfflineLibrarian
+    from wikic.compile.pageplan import PageSpec
+    from wikic.compile.searchindex.chunks import _as_written, page_chunks
+    from wikic.compile.workers import page_parts, page_text
+
+    cite = (Citation("layer1_sources/faq/tank.md", "how-long"),)
+    blocks = (
+        Block("para", sentences=(Sentence("The tank lasts 7 days.", cite),)),
+        Block("heading", text="Refills", level=2),
+        Block("bullets", sentences=(Sentence("Fill it to the *line*.", cite), Sentence("Yes: no.", cite))),
+    )
+    titles = ["Tank", "yes", "1.5", "# not a heading", "---", "a: b", "Ünïcode — 'quoted' \"both\"", ""]
+    for title in titles:
+        for summary in ["", "---\n--- spaced ---", "  lead and  trail  ", "null"]:
+            draft = Draft(title, summary, ("on", "1e3", "---", title), blocks)
+            spec = PageSpec(
+                "topic", "tank", title or "Tank", "wiki/topics/tank.md", ("layer1_sources/faq/tank.md",)
+            )
+            parts = page_parts(spec, draft, "sha256:x", OfflineLibrarian(), None)
+            text = page_text(*parts)
+            assert page_chunks(spec.path, text, parts) == page_chunks(spec.path, text), (title, summary)
+    assert _as_written(({}, "title: a\n---\nb: c\n", "# A")) is None  # YAML that would end early

@@ -60,6 +60,13 @@ class Task:
 
 
 def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian, nav: Navigation) -> str:
+    return page_text(*page_parts(spec, draft, fp, lib, nav))
+
+
+def page_parts(
+    spec: PageSpec, draft: Draft, fp: str, lib: Librarian, nav: Navigation
+) -> tuple[dict, str, str]:
+    """A page's frontmatter, as a dict and as YAML, and its body: ``page_text`` joins them."""
     meta = {
         "title": draft.title,
         "type": spec.type,
@@ -69,7 +76,11 @@ def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian, nav: Navi
         "wikic": {"fingerprint": fp, "backend": lib.name, "model": lib.model, "version": __version__},
     }
     head = yaml.dump(meta, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{head}---\n\n{render_body(draft, spec.path, nav)}"
+    return meta, head, render_body(draft, spec.path, nav)
+
+
+def page_text(meta: dict, head: str, body: str) -> str:
+    return f"---\n{head}---\n\n{body}"
 
 
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter where PyYAML has it
@@ -109,7 +120,8 @@ def finish_page(shared: Shared, task: Task) -> PageOut:
         return out
     out.entry = (final.title, final.summary, final.keywords)
     out.statements = statements_of(final.blocks)
-    text = render_page(spec, final, task.fp, lib, task.job.nav)
+    meta, head, body = page_parts(spec, final, task.fp, lib, task.job.nav)
+    text = page_text(meta, head, body)
     digest = sha256_tag(text.encode("utf-8"))
     if shared.written.get(spec.path) == digest:
         return out
@@ -118,7 +130,7 @@ def finish_page(shared: Shared, task: Task) -> PageOut:
     out.existed, out.diffstat = old is not None, diffstat(old, text)
     out.staged = str(stage_write(target, text))
     if shared.indexed.get(spec.path) != digest:  # chunked here, in the pool, not by the index
-        out.rows = page_rows(spec.path, text)
+        out.rows = page_rows(spec.path, text, (meta, head, body))
     return out
 
 

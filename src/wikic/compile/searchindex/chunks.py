@@ -90,19 +90,21 @@ def _source_headings(sections: list) -> dict[int, tuple[str, tuple[str, ...]]]:
     return out
 
 
-def page_chunks(rel: str, text: str) -> list[Chunk]:
-    """A wiki page whole, then one chunk per heading; citations become ``refs``, not text."""
-    import frontmatter
-    import yaml
+Written = tuple[dict, str, str]  # a page as its writer joined it: frontmatter (dict, YAML), body
 
+
+def page_chunks(rel: str, text: str, written: Written | None = None) -> list[Chunk]:
+    """A wiki page whole, then one chunk per heading; citations become ``refs``, not text.
+    ``written``: the parts its writer joined into ``text`` (``workers.page_parts``), read instead of
+    parsing the text again; they read the same (``test_scale``)."""
     from ..draft import cited_and_stripped
 
-    try:
-        post = frontmatter.loads(text, handler=frontmatter_handler())
-    except (ValueError, yaml.YAMLError):
-        return []
-    meta = post.metadata
-    body = post.content
+    found = _as_written(written) if written is not None else None
+    if found is None:
+        found = _parsed_page(text)
+        if found is None:
+            return []
+    meta, body = found
     title = str(meta.get("title") or Path(rel).stem)
     sections = split_sections(body)
     chunks: list[Chunk] = []
@@ -146,6 +148,28 @@ def page_chunks(rel: str, text: str) -> list[Chunk]:
         page_type=str(meta.get("type") or "page"),
     )
     return [whole, *chunks]
+
+
+def _parsed_page(text: str) -> tuple[dict, str] | None:
+    """A page's frontmatter and body, as read from its text (None: its frontmatter cannot be read)."""
+    import frontmatter
+    import yaml
+
+    try:
+        post = frontmatter.loads(text, handler=frontmatter_handler())
+    except (ValueError, yaml.YAMLError):
+        return None
+    return post.metadata, post.content
+
+
+def _as_written(written: Written) -> tuple[dict, str] | None:
+    """What ``_parsed_page`` reads from ``---\\n{yaml}---\\n\\n{body}``, the page its writer joined:
+    the dict its YAML was dumped from and the body, stripped as the frontmatter reader strips it;
+    None when a line of the YAML would end the frontmatter early (then the text is parsed)."""
+    meta, head, body = written
+    if frontmatter_handler().FM_BOUNDARY.search(head):
+        return None
+    return meta, body.strip()
 
 
 _ENTRY = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<href>[^)\s]+)\)\s*(?:—\s*(?P<rest>.*))?$")

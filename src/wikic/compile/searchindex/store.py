@@ -587,12 +587,14 @@ def indexed_pages(root: Path) -> dict[str, str]:
         return {}
 
 
-def page_rows(rel: str, text: str) -> Made:
+def page_rows(rel: str, text: str, parts: tuple[dict, str, str] | None = None) -> Made:
     """What indexing the wiki page ``rel`` whose text is ``text`` writes (its hash and chunk rows),
-    made where the page is made: ``update`` then uses it instead of chunking the page again."""
+    made where the page is made: ``update`` then uses it instead of chunking the page again.
+    ``parts``: the frontmatter (a dict, its YAML) and body its writer joined into ``text``, read
+    instead of parsing it again (``chunks.page_chunks``)."""
     from .chunks import page_chunks
 
-    return sha256_tag(text.encode("utf-8")), chunk_rows(page_chunks(rel, text))
+    return sha256_tag(text.encode("utf-8")), chunk_rows(page_chunks(rel, text, parts))
 
 
 def chunk_rows(chunks: Iterable[Chunk]) -> list[tuple[str, tuple, tuple[str, str, str]]]:
