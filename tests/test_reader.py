@@ -718,9 +718,18 @@ def test_a_dispute_note_never_cuts_a_procedure_in_two() -> None:
         Block("heading", text="Step 3: Boot", level=3),
         Block("para", sentences=(Sentence("Insert the card.", ()),)),
     ]
-    nav = Navigation(disputes=((said.text, "../topics/t.md#reflash", "Etcher in Troubleshooting"),))
+    home = ("wiki/topics/t.md#reflash", "Etcher in Troubleshooting")
+    nav = Navigation(disputes=((said.text, *home, *home),))
     kinds_in_order = [b.kind for b in mark_disputes(blocks, nav)]
     assert kinds_in_order == ["heading", "para", "steps", "links", "heading", "para"]
+    # both sides on this page: the note links down to the other's heading when the page shows
+    # it (the maintenance guide's lubricant note linked away to a topic), else to its home
+    here = ("wiki/guides/g.md#step-3-boot", "Etcher further down this page")
+    gone = ("wiki/guides/g.md#step-9-reflash", "Etcher further down this page")
+    for link, expected in ((here, here), (gone, home)):
+        nav = Navigation(disputes=((said.text, *link, *home),))
+        note = next(b for b in mark_disputes(blocks, nav, "wiki/guides/g.md") if b.kind == "links")
+        assert note.links == ((expected[0], expected[1]),)
 
 
 def test_a_dispute_note_names_both_choices(farmbot_compiled: Path) -> None:

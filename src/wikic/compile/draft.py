@@ -158,8 +158,9 @@ class Navigation:
     homes: tuple[tuple[str, str, str], ...] = ()  # (layer-1 path[#anchor], href, title) of its sources
     # statements a newer source changed: (sentence, when it was stated, what holds now, href, title)
     outdated: tuple[tuple[str, str, str, str, str], ...] = ()
-    # statements another source disagrees with: (sentence, href, what the other source names there)
-    disputes: tuple[tuple[str, str, str], ...] = ()
+    # statements another source disagrees with: (sentence, href, what the other source names there,
+    # and the href and label to use when that href's heading is not on the page)
+    disputes: tuple[tuple[str, str, str, str, str], ...] = ()
     # the sources' own links to other sources: (layer-1 path, anchor, link text, href of the target,
     # the link's sentence up to and with its text)
     refs: tuple[tuple[str, str, str, str, str], ...] = ()

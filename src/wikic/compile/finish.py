@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..core.markdown import plain_inline
+from ..core.markdown import github_slug, plain_inline
 from .citations import Verifier
 from .draft import PROSE_KINDS, Block, Cell, Draft, Navigation, Sentence
 from .librarian.base import Failure, Librarian, PageJob
@@ -143,12 +143,18 @@ def goes_on_about(text: str) -> bool:
     return not any(c.isdigit() for c in text) and _ABOUT_IT.search(text) is not None
 
 
-def mark_disputes(blocks: list[Block], nav: Navigation) -> list[Block]:
+def mark_disputes(blocks: list[Block], nav: Navigation, page: str = "") -> list[Block]:
     """At the end of a section that states something another source disagrees with, a line
     linking to what that source says, for review: both sides stay cited where they are, neither
-    is blended into the other, and a step or a procedure is never cut in two by the note."""
+    is blended into the other, and a step or a procedure is never cut in two by the note. When
+    both stand on ``page``, it links to the other's heading there, if the page shows that heading
+    (else to where the other is at home)."""
+    headings = {github_slug(plain_inline(b.text)) for b in blocks if b.kind == "heading"}
     differ: dict[str, list[tuple[str, str]]] = {}
-    for sentence, href, label in nav.disputes:
+    for sentence, href, label, home, home_label in nav.disputes:
+        path, _, anchor = href.partition("#")
+        if path == page and anchor not in headings:
+            href, label = home, home_label
         differ.setdefault(" ".join(sentence.split()), []).append((href, label))
     if not differ:
         return blocks
@@ -406,7 +412,7 @@ def finish_draft(
         report.dropped += len(check.failures)
         report.drop_reasons += [f"{job.spec.path}: {f.text[:80]!r}: {f.reason}" for _, _, f in check.failures]
         blocks = drop_failures(check) if check.failures else prune(check.blocks)
-    blocks = mark_disputes(mark_outdated(merge_repeats(blocks), job.nav), job.nav)
+    blocks = mark_disputes(mark_outdated(merge_repeats(blocks), job.nav), job.nav, job.spec.path)
     facts, cites = count_facts(blocks)
     if facts == 0:
         return None

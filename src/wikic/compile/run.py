@@ -24,6 +24,7 @@ from ..core.fsutil import (
     sha256_tag,
     write_json_artifact,
 )
+from ..core.markdown import github_slug, plain_inline
 from ..core.models import SourceDoc
 from ..core.pool import LIGHT, Ahead, Jobs, ahead, default_jobs, frozen_heap, slices
 from ..transform.layer1 import load_layer1, read_layer1, require_sources
@@ -138,7 +139,8 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
     for d in plan.disputes:
         sides = [(d.a, d.b, d.choice_a, d.choice_b), (d.b, d.a, d.choice_b, d.choice_a)]
         shown = [_shown_at(s[0], spec, keys) for s in sides]
-        if None not in shown:  # both stand on this page: one note, where the first of them does
+        both = None not in shown
+        if both:  # both stand on this page: one note, where the first of them does
             sides = [sides[shown.index(min(shown))]]
         for this, other, own, choice in sides:
             target = plan.target(other.doc.path, other.anchor)
@@ -147,7 +149,14 @@ def navigation(plan: Plan, spec: PageSpec, unanchored: frozenset[str] = frozense
                 # both on this page, the note stands at the first and points down to the other
                 title = plan.titles.get(target.path, target.path)
                 where = "further down this page" if target.path == spec.path else f"in {title}"
-                disputes.append((this.text, href(target), f"{choice} {where}, against {own} here"))
+                home = (href(target), f"{choice} {where}, against {own} here")
+                section = other.doc.section(other.anchor) if both else None
+                heading = plain_inline(section.heading) if section is not None else ""
+                here = (
+                    f"{spec.path}#{github_slug(heading)}",
+                    f"{choice} further down this page, against {own} here",
+                )
+                disputes.append((this.text, *(here if heading else home), *home))
     return Navigation(
         outdated=tuple(dict.fromkeys(outdated)),
         disputes=tuple(dict.fromkeys(disputes)),

@@ -50,7 +50,7 @@ from .extract import (
 
 class OfflineLibrarian:
     name = "offline"
-    model = "extractive-142"  # bumped when what it extracts changes, so pages are rewritten
+    model = "extractive-143"  # bumped when what it extracts changes, so pages are rewritten
     deterministic = True
     can_repair = False
 
