@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from ..core.bm25 import tokens
 from ..core.markdown import STOPWORDS, plain_inline
 from ..core.models import SourceDoc
+from ..core.words import listing
 from .citations import stem
 
 RARE = 0.05  # a distinctive word is in at most this share of documents
@@ -380,5 +381,4 @@ def _all_named(ports: frozenset[int], text: str) -> bool:
 
 def _ports(ports: frozenset[int]) -> str:
     """'ports 80, 443, 3002 and 8883'."""
-    names = [str(p) for p in sorted(ports)]
-    return "ports " + ", ".join(names[:-1]) + f" and {names[-1]}"
+    return "ports " + listing([str(p) for p in sorted(ports)])

@@ -455,12 +455,12 @@ def _named_as(heading: str) -> str | None:
     words ('Use "Isolated Mode" to …' → 'isolated mode'), else the heading less its verb and
     article ('Perform a hard reset' → 'hard reset'); None for a name of one word."""
     quoted = re.search(r'"([^"]+)"|“([^”]+)”', heading)
-    words = (quoted[1] or quoted[2]).split() if quoted else plain_inline(heading).split()
-    if not quoted and words and (words[0].lower() in INSTRUCTIONS or words[0].lower() == "perform"):
-        words = words[1:]
-    if words and words[0].lower() in ("a", "an", "the"):
-        words = words[1:]
-    return " ".join(words).lower() if len(words) >= 2 else None
+    said = (quoted[1] or quoted[2]).split() if quoted else plain_inline(heading).split()
+    if not quoted and said and said[0].lower() in INSTRUCTIONS:
+        said = said[1:]
+    if said and said[0].lower() in ("a", "an", "the"):
+        said = said[1:]
+    return " ".join(said).lower() if len(said) >= 2 else None
 
 
 def without_pointers(units: list[list[Candidate]]) -> list[list[Candidate]]:
@@ -871,7 +871,7 @@ def current(units: list[list[Candidate]], timeline: Timeline | None) -> list[lis
 INSTRUCTIONS = frozenset(
     """add adjust align attach calibrate check choose clean click close connect cover cut disconnect
     drain dry empty enable disable fill flush follow go harvest insert inspect install keep lift
-    loosen lower lubricate measure mount move open place plug pour press prune pull push put raise
+    loosen lower lubricate measure mount move open perform place plug pour press prune pull push put raise
     refill remove replace reset rinse secure select set store switch tap test tighten trim turn
     unplug update use wait wipe""".split()
 )
@@ -927,7 +927,7 @@ def _answers(c: Candidate) -> bool:
     return any(_IMPERATIVE.search(text) for _, text in prose_units(section.text))
 
 
-_DOING = frozenset(stem(w) for w in INSTRUCTIONS | {"perform", "do", "make", "how", "to"})
+_DOING = frozenset(stem(w) for w in INSTRUCTIONS | {"do", "make", "how", "to"})
 
 
 def still_current_steps(

@@ -60,7 +60,8 @@ class Task:
 
 
 def render_page(spec: PageSpec, draft: Draft, fp: str, lib: Librarian, nav: Navigation) -> str:
-    return page_text(*page_parts(spec, draft, fp, lib, nav))
+    _, head, body = page_parts(spec, draft, fp, lib, nav)
+    return page_text(head, body)
 
 
 def page_parts(
@@ -79,7 +80,7 @@ def page_parts(
     return meta, head, render_body(draft, spec.path, nav)
 
 
-def page_text(meta: dict, head: str, body: str) -> str:
+def page_text(head: str, body: str) -> str:
     return f"---\n{head}---\n\n{body}"
 
 
@@ -121,7 +122,7 @@ def finish_page(shared: Shared, task: Task) -> PageOut:
     out.entry = (final.title, final.summary, final.keywords)
     out.statements = statements_of(final.blocks)
     meta, head, body = page_parts(spec, final, task.fp, lib, task.job.nav)
-    text = page_text(meta, head, body)
+    text = page_text(head, body)
     digest = sha256_tag(text.encode("utf-8"))
     if shared.written.get(spec.path) == digest:
         return out

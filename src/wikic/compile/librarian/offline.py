@@ -122,13 +122,13 @@ def fact_units(job: PageJob) -> dict[str, str]:
 
 
 def _finish(
-    job: PageJob, body: list[Block], lead: list[Sentence] | None = None, names=(), opening=()
+    job: PageJob, body: list[Block], lead: list[Sentence] | None = None, names=(), opening=(), summary=""
 ) -> Draft:
     """A draft that opens with what the page is: the plan's ``about`` line (a guide's or a
     comparison's purpose, a topic's contents; the schema's words, shown as such), then ``lead``
     sentences quoted from the body (they stay where they are). An ``opening`` (a topic's overview,
-    shown whole) comes before the about line. The summary comes from both, the keywords from the
-    page's own words."""
+    shown whole) comes before the about line. The summary comes from both (or from ``summary``,
+    what the page's index line says instead), the keywords from the page's own words."""
     about = job.spec.config.get("about") or ""
     purpose = (job.spec.config.get("guide") or {}).get("purpose") or ""  # when the whole line is long
     lead = list(lead or ())
@@ -145,7 +145,7 @@ def _finish(
     opening = next((b.sentences[0].text for b in body[:1] if b.kind == "para"), "")
     return Draft(
         job.spec.title,
-        summary_of([s.text for s in lead] + [described, purpose, opening]),
+        summary_of([summary] if summary else [s.text for s in lead] + [described, purpose, opening]),
         page_keywords(job, blocks, names),
         tuple(blocks),
         job.related,
@@ -391,9 +391,9 @@ def _device(job: PageJob) -> Draft:
     listed = list(dict.fromkeys(tables + listed))
     if listed:  # sources about the device that quote nothing naming it: where to read them
         body += [Block("heading", text="In the knowledge base", level=2), Block("links", links=tuple(listed))]
-    draft = _finish(job, body, lead or has, names=(device["title"],))
-    if has:  # its index line says what the page holds, not the one thing the lead says it has
-        draft = replace(draft, summary=summary_of([job.spec.config.get("about") or ""]))
+    # its index line says what the page holds, not the one thing the lead says it has
+    about = (job.spec.config.get("about") or "") if has else ""
+    draft = _finish(job, body, lead or has, names=(device["title"],), summary=about)
     # keywords: its names and what its own pages cover ('water tank', 'pods and plant height'),
     # not what others say of it in passing
     heads = [b.text.lower() for b in own if b.kind == "heading" and len(b.text.split()) <= 4]
@@ -529,9 +529,9 @@ def _comparison(job: PageJob) -> Draft:
         table = facts_comparison(rows, tuple(columns))
     else:
         table = comparison_table([(d.title, d) for d in job.docs.values()], fields, fact_units(job))
-    draft = _finish(job, [table], names=[r[0].text for r in table.rows][:3])
-    shown = job.spec.config.get("summary")  # what it sets side by side, not the rows it leaves out
-    return replace(draft, summary=summary_of([shown])) if shown else draft
+    # its index line: what it sets side by side, not the rows it leaves out
+    shown = job.spec.config.get("summary") or ""
+    return _finish(job, [table], names=[r[0].text for r in table.rows][:3], summary=shown)
 
 
 def table_lead(table: Block, rows: int = 2) -> list[Sentence]:
@@ -589,11 +589,10 @@ def _guide(job: PageJob) -> Draft:
             )
             continue
         blocks += without_dangling(_guide_run(job, doc, sections, 3 if staged else 2))
-    draft = _finish(job, blocks, names=asked_words(job, blocks))
     # its index line: its purpose and what it holds ('Installing, setting up and connecting. In
     # this guide: Construct the Gantry · …'), cut to length; a short purpose alone told nothing
     about = job.spec.config.get("about") or ""
-    return replace(draft, summary=summary_of([about])) if about else draft
+    return _finish(job, blocks, names=asked_words(job, blocks), summary=about)
 
 
 def without_dangling(blocks: list[Block]) -> list[Block]:
